@@ -1,0 +1,107 @@
+//! Reading a `getAllTools()`-shaped inventory file, bounded, with errors that name the file.
+
+use pcd_model::{parse_inventory, Inventory, InventoryError, ToolProblem};
+use std::io::Read;
+use std::path::Path;
+
+/// The largest inventory file read (100,000 tools with long descriptions fit).
+pub const MAX_INVENTORY_FILE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// How many rejected entries an error lists before it only counts the rest.
+const MAX_LISTED_PROBLEMS: usize = 10;
+
+/// Why an inventory file could not be used. The file is named; no value from it is echoed.
+#[derive(Debug, thiserror::Error)]
+pub enum InventoryFileError {
+    /// The file could not be opened or read.
+    #[error("cannot read tools file `{file}`: {reason}")]
+    Read {
+        /// The file as given.
+        file: String,
+        /// The operating system's reason.
+        reason: String,
+    },
+    /// The file is larger than [`MAX_INVENTORY_FILE_BYTES`].
+    #[error("tools file `{file}` is larger than {MAX_INVENTORY_FILE_BYTES} bytes")]
+    TooLarge {
+        /// The file as given.
+        file: String,
+    },
+    /// The file is not UTF-8.
+    #[error("tools file `{file}` is not UTF-8 text")]
+    NotUtf8 {
+        /// The file as given.
+        file: String,
+    },
+    /// The file is not a JSON array.
+    #[error("tools file `{file}`: {error}")]
+    Invalid {
+        /// The file as given.
+        file: String,
+        /// What is wrong.
+        error: InventoryError,
+    },
+    /// Some entries are not usable tools.
+    #[error("tools file `{file}`: {}", describe(problems, *total))]
+    BadEntries {
+        /// The file as given.
+        file: String,
+        /// The first problems: (entry index, problem).
+        problems: Vec<(usize, ToolProblem)>,
+        /// How many entries were rejected in all.
+        total: usize,
+    },
+}
+
+fn describe(problems: &[(usize, ToolProblem)], total: usize) -> String {
+    let mut parts: Vec<String> = problems
+        .iter()
+        .map(|(i, p)| format!("entry {i} {p}"))
+        .collect();
+    if total > problems.len() {
+        parts.push(format!("and {} more", total - problems.len()));
+    }
+    parts.join("; ")
+}
+
+/// Reads and parses an inventory file strictly: an entry that is not a usable tool is an error.
+pub fn read_inventory_file(path: &Path) -> Result<Inventory, InventoryFileError> {
+    let file = path.display().to_string();
+    let read_err = |e: std::io::Error| InventoryFileError::Read {
+        file: file.clone(),
+        reason: e.kind().to_string(),
+    };
+    let handle = std::fs::File::open(path).map_err(read_err)?;
+    let mut bytes = Vec::new();
+    handle
+        .take(MAX_INVENTORY_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_err)?;
+    if bytes.len() as u64 > MAX_INVENTORY_FILE_BYTES {
+        return Err(InventoryFileError::TooLarge { file });
+    }
+    let text =
+        String::from_utf8(bytes).map_err(|_| InventoryFileError::NotUtf8 { file: file.clone() })?;
+    parse_inventory_text(&text, &file)
+}
+
+/// Parses inventory text strictly, naming `file` in errors.
+pub fn parse_inventory_text(text: &str, file: &str) -> Result<Inventory, InventoryFileError> {
+    let inventory = parse_inventory(text).map_err(|error| InventoryFileError::Invalid {
+        file: file.to_owned(),
+        error,
+    })?;
+    if !inventory.rejected.is_empty() {
+        return Err(InventoryFileError::BadEntries {
+            file: file.to_owned(),
+            total: inventory.rejected.len(),
+            problems: inventory
+                .rejected
+                .iter()
+                .take(MAX_LISTED_PROBLEMS)
+                .map(|r| (r.index, r.problem.clone()))
+                .collect(),
+        });
+    }
+    Ok(inventory)
+}

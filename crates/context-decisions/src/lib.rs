@@ -1,0 +1,19 @@
+//! The facade of pi-context-decisions: one `Session` per Pi session composing every crate (to
+//! come with the facade issue), and the library side of the `context-decisions` program.
+//!
+//! So far it holds the inventory file reader and the `groups` view.
+//!
+//! **Architecture invariant:** the only crate that composes the others; it holds no policy of its
+//! own that a lower crate could own, and its I/O (files, HTTP, locks) stays at its edges.
+//!
+//! ```
+//! let inventory = context_decisions::inventory::parse_inventory_text(
+//!     r#"[{"name":"read","sourceInfo":{"path":"builtin:read","source":"builtin"}}]"#,
+//!     "example.json",
+//! ).unwrap();
+//! let rows = context_decisions::groups::rows(&inventory);
+//! assert_eq!(rows[0].kind, "internal");
+//! ```
+
+pub mod groups;
+pub mod inventory;

@@ -1,0 +1,236 @@
+//! The codes other crates return, which `ui-text` turns into sentences: config warnings, gate
+//! block codes and ledger audit findings. Codes carry names and keys only, never a value read
+//! from a configuration.
+
+use crate::scope::Scope;
+
+/// Which `mcp.json` file a warning is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ConfigFile {
+    /// `<agentDir>/mcp.json`.
+    Global,
+    /// `<cwd>/.pi/mcp.json`.
+    Project,
+}
+
+impl ConfigFile {
+    /// `global` or `project`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConfigFile::Global => "global",
+            ConfigFile::Project => "project",
+        }
+    }
+}
+
+/// A safe warning code from the names-only `mcp.json` reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ConfigWarningCode {
+    /// The file could not be read or is not valid JSON.
+    ReadOrParse,
+    /// The top level, or `mcpServers`, is not an object.
+    NotObject,
+    /// `autoEnableCodemode` is present but not a boolean.
+    AutoEnableCodemodeType,
+    /// A server name breaks `[A-Za-z0-9_-]+`.
+    InvalidName,
+    /// A server entry is not an object.
+    ServerNotObject,
+    /// A project settings-only override names no global server.
+    OverrideWithoutBase,
+    /// A project override has keys besides `enabled`, `exposure`, `toolExposure`.
+    OverrideExtraKeys,
+    /// Two names fold to the same namespace; the earlier one is kept.
+    NameClash,
+    /// `auth` in the project file.
+    ProjectAuth,
+    /// A server definition fails Pi's validation.
+    InvalidServer,
+    /// The path is a symlink, a directory, a device or anything but a regular file.
+    NotRegularFile,
+    /// The file is larger than 64 KiB.
+    TooLarge,
+    /// The file defines more than 1000 servers.
+    TooManyServers,
+}
+
+impl ConfigWarningCode {
+    /// Every code, in documentation order.
+    pub const ALL: [ConfigWarningCode; 13] = [
+        ConfigWarningCode::ReadOrParse,
+        ConfigWarningCode::NotObject,
+        ConfigWarningCode::AutoEnableCodemodeType,
+        ConfigWarningCode::InvalidName,
+        ConfigWarningCode::ServerNotObject,
+        ConfigWarningCode::OverrideWithoutBase,
+        ConfigWarningCode::OverrideExtraKeys,
+        ConfigWarningCode::NameClash,
+        ConfigWarningCode::ProjectAuth,
+        ConfigWarningCode::InvalidServer,
+        ConfigWarningCode::NotRegularFile,
+        ConfigWarningCode::TooLarge,
+        ConfigWarningCode::TooManyServers,
+    ];
+
+    /// The code as written in JSON output (`read_or_parse`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConfigWarningCode::ReadOrParse => "read_or_parse",
+            ConfigWarningCode::NotObject => "not_object",
+            ConfigWarningCode::AutoEnableCodemodeType => "auto_enable_codemode_type",
+            ConfigWarningCode::InvalidName => "invalid_name",
+            ConfigWarningCode::ServerNotObject => "server_not_object",
+            ConfigWarningCode::OverrideWithoutBase => "override_without_base",
+            ConfigWarningCode::OverrideExtraKeys => "override_extra_keys",
+            ConfigWarningCode::NameClash => "name_clash",
+            ConfigWarningCode::ProjectAuth => "project_auth",
+            ConfigWarningCode::InvalidServer => "invalid_server",
+            ConfigWarningCode::NotRegularFile => "not_regular_file",
+            ConfigWarningCode::TooLarge => "too_large",
+            ConfigWarningCode::TooManyServers => "too_many_servers",
+        }
+    }
+}
+
+/// One warning of the `mcp.json` reader: the file, the code and, where the name passed the name
+/// rule (`[A-Za-z0-9_-]+`), the server.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ConfigWarning {
+    /// Which file.
+    pub file: ConfigFile,
+    /// What was wrong.
+    pub code: ConfigWarningCode,
+    /// The server, only when its name is valid.
+    pub server: Option<String>,
+}
+
+/// Which list an allowlist remedy goes into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RemedyList {
+    /// *Always allowed tools*.
+    Tools,
+    /// *MCP servers & extensions* (`alwaysAllowedMcpServers`).
+    Groups,
+}
+
+/// The exact allowlist entry and scope that would allow a blocked tool.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Remedy {
+    /// Which list.
+    pub list: RemedyList,
+    /// The entry: a tool name or a canonical group key.
+    pub entry: String,
+    /// Global or project.
+    pub scope: Scope,
+}
+
+/// Why the gate blocked a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BlockKind {
+    /// The tool (or its group) is neither available on this branch nor allowlisted.
+    NotAvailable,
+    /// A resource tool was called without a `server` (listing every server) while filtering is on.
+    ResourceWithoutServer,
+    /// A resource tool's `server` argument is not a string.
+    ResourceServerNotString,
+    /// A resource tool named a server that is not available.
+    ResourceServerNotAvailable,
+    /// The tool is not in the registry (or the last snapshot of it).
+    UnknownTool,
+    /// Pi's tool registry cannot be read and there is no earlier snapshot.
+    RegistryUnavailable,
+    /// The session branch cannot be read; only allowlisted and internal tools pass.
+    BranchUnreadable,
+    /// Scoring the tool on its first call failed, was cancelled or was superseded.
+    ScoringFailed,
+}
+
+impl BlockKind {
+    /// A stable code for logs and JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BlockKind::NotAvailable => "not_available",
+            BlockKind::ResourceWithoutServer => "resource_without_server",
+            BlockKind::ResourceServerNotString => "resource_server_not_string",
+            BlockKind::ResourceServerNotAvailable => "resource_server_not_available",
+            BlockKind::UnknownTool => "unknown_tool",
+            BlockKind::RegistryUnavailable => "registry_unavailable",
+            BlockKind::BranchUnreadable => "branch_unreadable",
+            BlockKind::ScoringFailed => "scoring_failed",
+        }
+    }
+}
+
+/// A gate verdict's block code with what the sentence needs: the tool, and the allowlist entry
+/// and scope that would allow it (when one would).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BlockCode {
+    /// Why.
+    pub kind: BlockKind,
+    /// The tool that was called.
+    pub tool: String,
+    /// The server a resource tool named, when it was a string.
+    pub server: Option<String>,
+    /// The entry that would allow the call, when one would.
+    pub remedy: Option<Remedy>,
+}
+
+/// What a ledger audit can find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AuditFindingCode {
+    /// Some parts of a round are missing (a crash between parts, or entries removed).
+    TornRound,
+    /// A round's parts are all present but its digest does not match (hand-edited).
+    DigestMismatch,
+    /// An entry of this custom type does not decode.
+    Undecodable,
+    /// An entry of a future version this reader does not know; skipped.
+    UnknownVersion,
+}
+
+impl AuditFindingCode {
+    /// A stable code for JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditFindingCode::TornRound => "torn_round",
+            AuditFindingCode::DigestMismatch => "digest_mismatch",
+            AuditFindingCode::Undecodable => "undecodable",
+            AuditFindingCode::UnknownVersion => "unknown_version",
+        }
+    }
+
+    /// Whether this finding means an entry was torn, altered or undecodable (tampering or
+    /// damage), as opposed to merely newer.
+    pub fn is_tampering(self) -> bool {
+        !matches!(self, AuditFindingCode::UnknownVersion)
+    }
+}
+
+/// One audit finding: the code, and where (entry id, round id) when known.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AuditFinding {
+    /// What was found.
+    pub code: AuditFindingCode,
+    /// The session entry id it concerns.
+    pub entry_id: Option<String>,
+    /// The round id it concerns.
+    pub round: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_codes_are_distinct_snake_case() {
+        let mut seen = std::collections::HashSet::new();
+        for code in ConfigWarningCode::ALL {
+            let s = code.as_str();
+            assert!(
+                s.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
+                "{s}"
+            );
+            assert!(seen.insert(s));
+        }
+    }
+}
