@@ -167,10 +167,13 @@ mod tests {
         }
     }
 
+    /// path, source, origin, baseDir, expected name.
+    type Case<'a> = (&'a str, &'a str, &'a str, Option<&'a str>, Option<&'a str>);
+
     /// Every row of the contracts' source table, and every example the spec gives.
     #[test]
     fn names_for_every_source_form() {
-        let cases: &[(&str, &str, &str, Option<&str>, Option<&str>)] = &[
+        let cases: &[Case] = &[
             // npm
             (
                 "/a/npm/node_modules/@acme/pi-web/index.ts",
