@@ -1,25 +1,61 @@
-//! Every sentence a person reads, and the pure model of the allowlist editor.
+//! Every sentence a person (or the model, in the hidden notice) reads from pi-context-decisions,
+//! and the pure model of the allowlist editor.
 //!
-//! So far this crate renders the `context-decisions groups` table; the blocked-call reason, the
-//! availability notice, the lists, the settings texts, the warnings and the allowlist editor come
-//! with the ui-text issue.
+//! The other crates return codes (`BlockCode`, `ConfigWarning`, `SettingsWarning`,
+//! `AllowlistError` from `pcd_model`) and names; this crate turns them into text:
+//! - [`blocked_reason`]: the reason a blocked tool call returns, naming the exact allowlist
+//!   entry and scope that would allow it;
+//! - [`availability_notice`]: the hidden names-only notice of what is available indirectly;
+//! - [`DECIDING_CONTEXT`] and [`RANKING`]: the progress texts;
+//! - [`tools_list`] and [`mcp_list`]: `/decisions tools list` and `/decisions mcp list`;
+//! - [`tools_tab`], [`tools_tab_notes`], [`advanced_tool_limits`]: the Tools tab;
+//! - [`config_warning`], [`settings_warning`], [`settings_fallback`], [`allowlist_error`];
+//! - [`groups_table`]: the `context-decisions groups` table.
 //!
 //! **Architecture invariant:** the only crate with user-facing sentences; it does no I/O and
 //! depends on `model` alone. Nothing it renders contains a path, URL, schema or configuration
-//! value: it is only ever handed names, keys, labels and codes.
+//! value: it is only ever handed names, keys, labels and codes, and third-party names go
+//! through [`display_safe`] or `pcd_model::bound_label` before they are shown.
 //!
 //! ```
-//! use pcd_model::{Classifier, ToolInfo};
-//! use pcd_ui_text::{groups_table, GroupsRow};
+//! use pcd_model::{BlockCode, BlockKind, Classifier, Remedy, RemedyList, Scope, ToolInfo};
+//! use pcd_ui_text::{blocked_reason, groups_table, GroupsRow};
 //!
 //! let tool = ToolInfo::new("ask", "", None);
 //! let class = Classifier::default().classify(&tool);
 //! let text = groups_table(&[GroupsRow::new(&tool, &class)]);
 //! assert!(text.contains("unfiltered"));
+//!
+//! let reason = blocked_reason(&BlockCode {
+//!     kind: BlockKind::NotAvailable,
+//!     tool: "ask".into(),
+//!     server: None,
+//!     remedy: Some(Remedy { list: RemedyList::Tools, entry: "ask".into(), scope: Scope::Global }),
+//! });
+//! assert!(reason.contains("add `ask` to the global *Always allowed tools* list"));
 //! ```
 
+mod blocked;
 mod display;
 mod groups;
+mod lists;
+mod notice;
+mod progress;
+mod settings_tab;
+mod warnings;
+mod words;
 
+pub use blocked::blocked_reason;
 pub use display::display_safe;
 pub use groups::{groups_table, GroupsRow};
+pub use lists::{mcp_list, tools_list, Availability, Boundary, Filtering, InventoryView, ToolRow};
+pub use notice::{availability_notice, AvailabilityNotice, NoticeGroup};
+pub use progress::{DECIDING_CONTEXT, RANKING};
+pub use settings_tab::{
+    advanced_tool_limits, cadence_text, mode_text, tools_tab, tools_tab_notes, SettingId,
+    SettingRow,
+};
+pub use warnings::{
+    allowlist_error, config_warning, settings_fallback, settings_warning, SettingsFallback,
+    SettingsFile,
+};

@@ -1,0 +1,483 @@
+//! Warnings a person reads: the names-only `mcp.json` reader's codes, the settings and project
+//! allowlist readers' field warnings, the fallbacks when a file cannot be read or written, and
+//! the errors for allowlist entries that are refused.
+//!
+//! None of them contains a path or a value from a file: the codes carry only the file's role, a
+//! validated server name, a field name this product defines, or a rule.
+
+use crate::words::{code, list_title, TOOLS_TAB};
+use pcd_model::{
+    bound_label, AllowlistError, ConfigFile, ConfigWarning, ConfigWarningCode, RemedyList,
+    Settings, SettingsWarning, SettingsWarningCode, MAX_GROUP_NAME_CHARS, MAX_TOOL_NAME_CHARS,
+};
+
+/// The sentence for one warning of the names-only `mcp.json` reader.
+///
+/// ```
+/// use pcd_model::{ConfigFile, ConfigWarning, ConfigWarningCode};
+///
+/// let text = pcd_ui_text::config_warning(&ConfigWarning {
+///     file: ConfigFile::Project,
+///     code: ConfigWarningCode::NameClash,
+///     server: Some("dev_radius".into()),
+/// });
+/// assert!(text.starts_with("In the project MCP config, server `dev_radius`"));
+/// ```
+pub fn config_warning(warning: &ConfigWarning) -> String {
+    let file = match warning.file {
+        ConfigFile::Global => "global",
+        ConfigFile::Project => "project",
+    };
+    let server = match &warning.server {
+        Some(name) => format!("server {}", code(&bound_label(name))),
+        None => "a server".to_owned(),
+    };
+    // The reader exists only to learn which file defines each built-in MCP server, so what a
+    // file-level problem means is always about scopes. Global is also the fallback, so only the
+    // project file's problems change anything.
+    let unread = match warning.file {
+        ConfigFile::Global => "Its servers count as Global either way, so no allowlist changes.",
+        ConfigFile::Project => {
+            "Its servers count as Global (their tools go in the global allowlists) until it is \
+             fixed and Pi is reloaded (`/reload`)."
+        }
+    };
+    match warning.code {
+        ConfigWarningCode::ReadOrParse => {
+            format!("The {file} MCP config could not be read or is not valid JSON. {unread}")
+        }
+        ConfigWarningCode::NotObject => {
+            format!("The {file} MCP config, or its `mcpServers`, is not a JSON object. {unread}")
+        }
+        ConfigWarningCode::NotRegularFile => format!(
+            "The {file} MCP config is not a regular file (it is a symbolic link, a directory or \
+             a device), so it was not read. {unread}"
+        ),
+        ConfigWarningCode::TooLarge => {
+            format!("The {file} MCP config is larger than 64 KiB, so it was not read. {unread}")
+        }
+        ConfigWarningCode::TooManyServers => format!(
+            "The {file} MCP config defines more than 1000 servers, so it was not read. {unread}"
+        ),
+        ConfigWarningCode::AutoEnableCodemodeType => format!(
+            "In the {file} MCP config, `autoEnableCodemode` is not true or false, so Pi ignores \
+             it. Server scopes are not affected."
+        ),
+        ConfigWarningCode::InvalidName => format!(
+            "In the {file} MCP config, a server name has characters other than ASCII letters, \
+             digits, `-` and `_`, so Pi skips that server."
+        ),
+        ConfigWarningCode::ServerNotObject => {
+            format!("In the {file} MCP config, {server} is not a JSON object, so Pi skips it.")
+        }
+        ConfigWarningCode::OverrideWithoutBase => format!(
+            "In the {file} MCP config, {server} only changes settings (`enabled`, `exposure`, \
+             `toolExposure`), but the global config has no server with exactly that name, so Pi \
+             skips it."
+        ),
+        ConfigWarningCode::OverrideExtraKeys => format!(
+            "In the {file} MCP config, {server} has no `command`, `url` or `type`, so it may \
+             only change `enabled`, `exposure` and `toolExposure`; it has other keys, so Pi \
+             skips it and the global server stays as it was."
+        ),
+        ConfigWarningCode::NameClash => format!(
+            "In the {file} MCP config, {server} has the same namespace as a server defined \
+             before it (`-` and `_` count as the same), so Pi keeps the earlier one."
+        ),
+        ConfigWarningCode::ProjectAuth => format!(
+            "In the {file} MCP config, {server} sets `auth`, which Pi accepts only in the global \
+             config, so Pi skips it."
+        ),
+        ConfigWarningCode::InvalidServer => format!(
+            "In the {file} MCP config, {server} is not a valid server definition for Pi, so Pi \
+             skips it."
+        ),
+    }
+}
+
+/// Which settings file a [`SettingsWarning`] came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SettingsFile {
+    /// The global settings (`tools.*`, `decision.*` and the global allowlists).
+    Global,
+    /// The project allowlists.
+    Project,
+}
+
+/// The sentence for a settings reader warning: which field, what was wrong and what applies
+/// instead (the default, or the list without the refused entry).
+///
+/// ```
+/// use pcd_model::{SettingsWarning, SettingsWarningCode};
+/// use pcd_ui_text::{settings_warning, SettingsFile};
+///
+/// let text = settings_warning(SettingsFile::Global, &SettingsWarning {
+///     field: "decision.batchSize",
+///     code: SettingsWarningCode::OutOfRange { min: "1".into(), max: "1000".into() },
+/// });
+/// assert_eq!(text, "Settings: `decision.batchSize` must be between 1 and 1000; using the default (50).");
+/// ```
+pub fn settings_warning(file: SettingsFile, warning: &SettingsWarning) -> String {
+    let field = warning.field;
+    if let Some(list) = allowlist_field(file, field) {
+        return allowlist_field_warning(file, list, field, &warning.code);
+    }
+    let prefix = match file {
+        SettingsFile::Global => "Settings",
+        SettingsFile::Project => "Project allowlists",
+    };
+    let fallback = default_phrase(field);
+    match &warning.code {
+        SettingsWarningCode::NotAnObject if field == "(top level)" => match file {
+            SettingsFile::Global => "Settings: the global settings are not a JSON object; every \
+                 setting uses its default."
+                .to_owned(),
+            SettingsFile::Project => "Project allowlists: the file is not a JSON object; no \
+                 project allowlist applies."
+                .to_owned(),
+        },
+        SettingsWarningCode::NotAnObject => format!(
+            "{prefix}: `{field}` is not a JSON object; every setting in it uses its default."
+        ),
+        SettingsWarningCode::WrongType { expected } => {
+            format!("{prefix}: `{field}` must be {expected}; {fallback}.")
+        }
+        SettingsWarningCode::OutOfRange { min, max } => {
+            format!("{prefix}: `{field}` must be between {min} and {max}; {fallback}.")
+        }
+        SettingsWarningCode::UnknownValue { accepted } => format!(
+            "{prefix}: `{field}` must be one of {}; {fallback}.",
+            accepted
+                .iter()
+                .map(|a| format!("`{a}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        SettingsWarningCode::BadFormat { rule } => {
+            format!("{prefix}: `{field}` must be {rule}; {fallback}.")
+        }
+        SettingsWarningCode::InvalidEntry { index, error } => format!(
+            "{prefix}: entry {} of `{field}` was skipped: {}",
+            index + 1,
+            allowlist_error(RemedyList::Tools, error)
+        ),
+    }
+}
+
+fn allowlist_field(file: SettingsFile, field: &str) -> Option<RemedyList> {
+    match (file, field) {
+        (SettingsFile::Global, "tools.alwaysAllowedTools")
+        | (SettingsFile::Project, "alwaysAllowedTools") => Some(RemedyList::Tools),
+        (SettingsFile::Global, "tools.alwaysAllowedMcpServers")
+        | (SettingsFile::Project, "alwaysAllowedMcpServers") => Some(RemedyList::Groups),
+        _ => None,
+    }
+}
+
+fn allowlist_field_warning(
+    file: SettingsFile,
+    list: RemedyList,
+    field: &str,
+    code: &SettingsWarningCode,
+) -> String {
+    let scope = match file {
+        SettingsFile::Global => "global",
+        SettingsFile::Project => "project",
+    };
+    let name = format!("the {scope} {} list (`{field}`)", list_title(list));
+    match code {
+        SettingsWarningCode::InvalidEntry { index, error } => format!(
+            "Allowlists: entry {} of {name} was skipped; the rest of the list applies. {}",
+            index + 1,
+            allowlist_error(list, error)
+        ),
+        SettingsWarningCode::WrongType { expected } => format!(
+            "Allowlists: {name} must be {expected}, so none of it applies until it is saved \
+             again ({TOOLS_TAB})."
+        ),
+        _ => format!(
+            "Allowlists: {name} could not be read, so none of it applies. Save the list again \
+             in {TOOLS_TAB}."
+        ),
+    }
+}
+
+/// `using the default (…)` for a settings field, from [`Settings::default`] so the text cannot
+/// drift from the real defaults.
+fn default_phrase(field: &str) -> String {
+    let d = Settings::default();
+    let on_off = |b: bool| if b { "on" } else { "off" }.to_owned();
+    let value = match field {
+        "tools.enabled" => on_off(d.tools.enabled),
+        "tools.readMcpConfig" => on_off(d.tools.read_mcp_config),
+        "tools.mode" => format!("`{}`", d.tools.mode.as_str()),
+        "tools.cadence" => format!("`{}`", d.tools.cadence.as_str()),
+        "decision.provider" => return "no decision model is selected".to_owned(),
+        "decision.model" | "decision.baseUrl" | "decision.apiKeyEnv" => {
+            return "it is ignored".to_owned()
+        }
+        "decision.threshold" => d.decision.threshold.to_string(),
+        "decision.maxNewTools" => d.decision.max_new_tools.to_string(),
+        "decision.maxNewGroups" => d.decision.max_new_groups.to_string(),
+        "decision.minimumCandidates" => d.decision.minimum_candidates.to_string(),
+        "decision.batchSize" => d.decision.batch_size.to_string(),
+        "decision.concurrency" => d.decision.concurrency.to_string(),
+        "decision.timeoutMs" => d.decision.timeout_ms.to_string(),
+        "decision.failMode" => format!("`{}`", d.decision.fail_mode.as_str()),
+        _ => return "using its default".to_owned(),
+    };
+    format!("using the default ({value})")
+}
+
+/// What applies instead when a settings or allowlist file cannot be read or written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SettingsFallback {
+    /// The global settings cannot be read and this branch already filters: it keeps enforcing
+    /// what it recorded and adds nothing.
+    GlobalUnreadableBranchKept,
+    /// The global settings cannot be read and this branch does not filter yet: the defaults
+    /// apply (filtering off).
+    GlobalUnreadableDefaults,
+    /// The project allowlists cannot be read; the last good read still applies.
+    ProjectUnreadableLastGood,
+    /// The project allowlists cannot be read and were never read: only the global lists apply.
+    ProjectUnreadableGlobalOnly,
+    /// Saving the global settings failed; nothing was changed.
+    GlobalSaveFailed,
+    /// Saving the project allowlists failed; nothing was changed.
+    ProjectSaveFailed,
+    /// The names-only `mcp.json` read is not approved: built-in MCP servers count as Global.
+    McpConfigReadNotApproved,
+}
+
+/// The sentence for a settings fallback.
+pub fn settings_fallback(fallback: SettingsFallback) -> String {
+    match fallback {
+        SettingsFallback::GlobalUnreadableBranchKept => "The global settings could not be read. \
+             Tool filtering keeps enforcing what this branch already has and adds nothing until \
+             they can be read again."
+            .to_owned(),
+        SettingsFallback::GlobalUnreadableDefaults => "The global settings could not be read, \
+             so the defaults apply: tool filtering is off and every tool is available."
+            .to_owned(),
+        SettingsFallback::ProjectUnreadableLastGood => "The project allowlists could not be \
+             read; the lists last read from them still apply."
+            .to_owned(),
+        SettingsFallback::ProjectUnreadableGlobalOnly => "The project allowlists could not be \
+             read; only the global allowlists apply."
+            .to_owned(),
+        SettingsFallback::GlobalSaveFailed => {
+            "Saving the global settings failed; nothing was changed. Try again.".to_owned()
+        }
+        SettingsFallback::ProjectSaveFailed => {
+            "Saving the project allowlists failed; nothing was changed. Try again.".to_owned()
+        }
+        SettingsFallback::McpConfigReadNotApproved => format!(
+            "Built-in MCP servers count as Global: reading server names from `mcp.json` is not \
+             approved. Project servers can still be allowlisted by their tools ({TOOLS_TAB})."
+        ),
+    }
+}
+
+/// The error for an allowlist entry that is refused, said for the list it was meant for, with
+/// what to do instead where something else would work.
+pub fn allowlist_error(list: RemedyList, error: &AllowlistError) -> String {
+    match error {
+        AllowlistError::Empty => "The entry is empty.".to_owned(),
+        AllowlistError::NotAString => "The entry is not a string.".to_owned(),
+        AllowlistError::ToolNameTooLong { chars } => format!(
+            "A tool name has at most {MAX_TOOL_NAME_CHARS} characters and this one has {chars}, \
+             so it cannot be allowlisted by name. Allowlist its MCP server or extension \
+             instead ({}), or let the decision model decide.",
+            list_title(RemedyList::Groups)
+        ),
+        AllowlistError::ToolNameWhitespace { position } => format!(
+            "A tool name cannot contain whitespace (character {} is whitespace).",
+            position + 1
+        ),
+        AllowlistError::GroupInvalidCharacter { position } => format!(
+            "An MCP server or extension entry may contain only ASCII letters, digits, `-` and \
+             `_`, optionally after `mcp__` or `ext__` (character {} is not one). For an \
+             extension, use the `ext__` key that `/decisions mcp list` shows.",
+            position + 1
+        ),
+        AllowlistError::EmptyAfterPrefix { prefix } => match *prefix {
+            "ext__" => "`ext__` must be followed by an extension's key.".to_owned(),
+            _ => "`mcp__` must be followed by a server name.".to_owned(),
+        },
+        AllowlistError::GroupNameTooLong { chars } => {
+            let tools = match list {
+                RemedyList::Tools => "its tools by name".to_owned(),
+                RemedyList::Groups => {
+                    format!("its tools by name ({})", list_title(RemedyList::Tools))
+                }
+            };
+            format!(
+                "This server or extension name has {chars} characters; a group entry allows at \
+                 most {MAX_GROUP_NAME_CHARS}, so it cannot be pinned. Allowlist {tools} instead, \
+                 or let the decision model decide."
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pcd_model::ProjectAllowlistFile;
+    use serde_json::json;
+
+    #[test]
+    fn every_config_warning() {
+        let mut all = String::new();
+        for code in ConfigWarningCode::ALL {
+            for file in [ConfigFile::Global, ConfigFile::Project] {
+                let server = match code {
+                    ConfigWarningCode::InvalidName
+                    | ConfigWarningCode::ReadOrParse
+                    | ConfigWarningCode::NotObject
+                    | ConfigWarningCode::NotRegularFile
+                    | ConfigWarningCode::TooLarge
+                    | ConfigWarningCode::TooManyServers
+                    | ConfigWarningCode::AutoEnableCodemodeType => None,
+                    _ => Some("dev_radius".to_owned()),
+                };
+                let text = config_warning(&ConfigWarning { file, code, server });
+                all.push_str(&format!(
+                    "{} / {}:\n{text}\n\n",
+                    code.as_str(),
+                    file.as_str()
+                ));
+            }
+        }
+        insta::assert_snapshot!(all);
+    }
+
+    #[test]
+    fn config_warning_without_a_server_name_still_reads() {
+        let text = config_warning(&ConfigWarning {
+            file: ConfigFile::Global,
+            code: ConfigWarningCode::InvalidServer,
+            server: None,
+        });
+        assert_eq!(
+            text,
+            "In the global MCP config, a server is not a valid server definition for Pi, so Pi \
+             skips it."
+        );
+    }
+
+    #[test]
+    fn long_server_names_are_bounded() {
+        let text = config_warning(&ConfigWarning {
+            file: ConfigFile::Global,
+            code: ConfigWarningCode::NameClash,
+            server: Some("s".repeat(300)),
+        });
+        assert!(!text.contains(&"s".repeat(49)));
+        assert!(text.contains('…'));
+    }
+
+    /// Real warnings from the model's readers, with secrets planted in every value.
+    #[test]
+    fn every_settings_warning_from_the_real_readers() {
+        let secret = "sk-SECRET-1234";
+        let global = json!({
+            "tools": {
+                "enabled": secret, "mode": secret, "cadence": 3, "readMcpConfig": "yes",
+                "alwaysAllowedTools": ["ok", format!("{secret} x"), 5, "t".repeat(129)],
+                "alwaysAllowedMcpServers": ["kb", format!("{secret}.x"), "s".repeat(65), "mcp__"],
+            },
+            "decision": {
+                "provider": secret, "model": "", "baseUrl": format!("ftp://{secret}"),
+                "apiKeyEnv": format!("{secret}!"), "threshold": 7, "maxNewTools": -1,
+                "maxNewGroups": 1.5, "minimumCandidates": "x", "batchSize": 0,
+                "concurrency": 65, "timeoutMs": 1, "failMode": secret,
+            }
+        });
+        let (_, warnings) = Settings::from_json(&global);
+        assert!(warnings.len() >= 18, "{}", warnings.len());
+        let mut all = String::new();
+        for w in &warnings {
+            let text = settings_warning(SettingsFile::Global, w);
+            assert!(!text.contains("SECRET"), "{text}");
+            all.push_str(&text);
+            all.push('\n');
+        }
+        let (_, warnings) = ProjectAllowlistFile::from_json(&json!({
+            "alwaysAllowedTools": secret,
+            "alwaysAllowedMcpServers": ["ext__", "ext__@acme"],
+        }));
+        for w in &warnings {
+            let text = settings_warning(SettingsFile::Project, w);
+            assert!(!text.contains("SECRET"), "{text}");
+            all.push_str(&text);
+            all.push('\n');
+        }
+        for (file, value) in [
+            (SettingsFile::Global, json!([secret])),
+            (SettingsFile::Global, json!({"tools": secret})),
+        ] {
+            for w in Settings::from_json(&value).1 {
+                all.push_str(&settings_warning(file, &w));
+                all.push('\n');
+            }
+        }
+        for w in ProjectAllowlistFile::from_json(&json!(secret)).1 {
+            all.push_str(&settings_warning(SettingsFile::Project, &w));
+            all.push('\n');
+        }
+        assert!(!all.contains("SECRET"));
+        insta::assert_snapshot!(all);
+    }
+
+    #[test]
+    fn every_fallback() {
+        let all = [
+            SettingsFallback::GlobalUnreadableBranchKept,
+            SettingsFallback::GlobalUnreadableDefaults,
+            SettingsFallback::ProjectUnreadableLastGood,
+            SettingsFallback::ProjectUnreadableGlobalOnly,
+            SettingsFallback::GlobalSaveFailed,
+            SettingsFallback::ProjectSaveFailed,
+            SettingsFallback::McpConfigReadNotApproved,
+        ]
+        .map(settings_fallback)
+        .join("\n");
+        insta::assert_snapshot!(all);
+    }
+
+    #[test]
+    fn every_allowlist_error() {
+        let errors = [
+            AllowlistError::Empty,
+            AllowlistError::NotAString,
+            AllowlistError::ToolNameTooLong { chars: 140 },
+            AllowlistError::ToolNameWhitespace { position: 3 },
+            AllowlistError::GroupInvalidCharacter { position: 0 },
+            AllowlistError::EmptyAfterPrefix { prefix: "mcp__" },
+            AllowlistError::EmptyAfterPrefix { prefix: "ext__" },
+            AllowlistError::GroupNameTooLong { chars: 200 },
+        ];
+        let mut all = String::new();
+        for list in [RemedyList::Tools, RemedyList::Groups] {
+            for e in &errors {
+                all.push_str(&format!(
+                    "{list:?} / {e:?}:\n{}\n",
+                    allowlist_error(list, e)
+                ));
+            }
+        }
+        insta::assert_snapshot!(all);
+    }
+
+    #[test]
+    fn a_long_server_name_says_it_cannot_be_pinned_and_what_to_do() {
+        let e = pcd_model::parse_group_entry(&"s".repeat(65)).unwrap_err();
+        let text = allowlist_error(RemedyList::Groups, &e);
+        assert!(text.contains("65 characters"));
+        assert!(text.contains("cannot be pinned"));
+        assert!(text.contains("tools by name"));
+        assert!(text.contains("decision model"));
+    }
+}
