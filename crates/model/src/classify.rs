@@ -3,7 +3,7 @@
 use crate::extension_name::extension_name;
 use crate::key::{bound_label, GroupKey};
 use crate::scope::{GroupScope, Scope};
-use crate::tool::ToolInfo;
+use crate::tool::{SourceInfo, SourceOrigin, ToolInfo};
 use std::collections::HashMap;
 
 /// What kind of tool this is, for the policy.
@@ -86,6 +86,14 @@ impl Classifier {
 
     /// Classifies one tool by its provenance and namespace. Its name is never consulted.
     pub fn classify(&self, tool: &ToolInfo) -> Classified {
+        self.classify_with(tool, &mut |info| extension_group(info))
+    }
+
+    fn classify_with(
+        &self,
+        tool: &ToolInfo,
+        extension_group: &mut dyn FnMut(&SourceInfo) -> Option<Group>,
+    ) -> Classified {
         let info = tool.source_info.as_ref();
         let builtin = info.is_some_and(|i| i.is_builtin());
         let mcp_key = tool
@@ -131,13 +139,10 @@ impl Classifier {
             };
         }
         let scope = Scope::of_source(info);
-        match info.and_then(extension_name) {
-            Some(name) => Classified {
+        match info.and_then(extension_group) {
+            Some(group) => Classified {
                 kind: ToolKind::Extension,
-                group: Some(Group {
-                    key: GroupKey::for_extension(&name),
-                    label: bound_label(&name),
-                }),
+                group: Some(group),
                 scope,
                 builtin_mcp: false,
             },
@@ -157,8 +162,22 @@ impl Classifier {
     ) -> (Vec<Classified>, HashMap<GroupKey, GroupScope>) {
         let mut classes = Vec::new();
         let mut scopes: HashMap<GroupKey, GroupScope> = HashMap::new();
+        // Extensions register many tools with one provenance: derive (and hash) each name once.
+        let mut names: HashMap<ProvenanceKey<'a>, Option<Group>> = HashMap::new();
         for tool in tools {
-            let c = self.classify(tool);
+            let group = tool.source_info.as_ref().and_then(|info| {
+                let key = (
+                    info.path.as_str(),
+                    info.source.as_str(),
+                    info.base_dir.as_deref(),
+                    info.origin,
+                );
+                names
+                    .entry(key)
+                    .or_insert_with(|| extension_group(info))
+                    .clone()
+            });
+            let c = self.classify_with(tool, &mut |_| group.clone());
             if let Some(group) = &c.group {
                 scopes
                     .entry(group.key.clone())
@@ -171,10 +190,20 @@ impl Classifier {
     }
 }
 
+/// What an extension name is derived from: path, source, base directory, origin.
+type ProvenanceKey<'a> = (&'a str, &'a str, Option<&'a str>, Option<SourceOrigin>);
+
+fn extension_group(info: &SourceInfo) -> Option<Group> {
+    extension_name(info).map(|name| Group {
+        key: GroupKey::for_extension(&name),
+        label: bound_label(&name),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tool::{SourceInfo, SourceOrigin, SourceScope, ToolNamespace};
+    use crate::tool::{SourceScope, ToolNamespace};
 
     fn src(path: &str, source: &str, scope: SourceScope) -> Option<SourceInfo> {
         Some(SourceInfo {
