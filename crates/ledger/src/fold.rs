@@ -1,0 +1,554 @@
+//! The fold: a branch's entries, root to leaf, to [`BranchState`].
+
+use crate::codec::{decode_part, name_fits, DecodeError, FirstPromptView, PartView, RoundView};
+use crate::event::{Basis, Boundary, Round, Score};
+use crate::CUSTOM_TYPE;
+use pcd_model::{AuditFinding, AuditFindingCode, GroupKey, Mode};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// Where the first user prompt of the branch is, so that `initial` cadence can score late
+/// arrivals against it after `/reload` without the ledger storing its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FirstPrompt {
+    /// The round that picked from it.
+    pub round: Arc<str>,
+    /// The user message's entry id; `None` while it has not been appended yet (the round is
+    /// written in `before_agent_start`, before the message).
+    pub entry_id: Option<Arc<str>>,
+}
+
+/// A mode change on the branch: from this round on, rounds ran in `mode`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModeChange {
+    /// The first round in the new mode.
+    pub round: Arc<str>,
+    /// The mode.
+    pub mode: Mode,
+}
+
+/// One valid round as the timeline shows it: what it added and why, and where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoundSummary {
+    /// The round id.
+    pub id: Arc<str>,
+    /// The entry id of its first part, when the entry had one.
+    pub entry_id: Option<Arc<str>>,
+    /// The `timestamp` of its first part (ISO 8601 as Pi writes it), when present and sane.
+    pub timestamp: Option<Arc<str>>,
+    /// The mode it ran in.
+    pub mode: Mode,
+    /// What triggered it.
+    pub boundary: Boundary,
+    /// Why its names became available.
+    pub basis: Basis,
+    /// The threshold, when anything was scored.
+    pub threshold: Option<Score>,
+    /// Tools that became available with this round (not available before), allowlisted ones
+    /// included.
+    pub new_tools: Vec<Arc<str>>,
+    /// Groups that became available with this round, allowlisted ones included.
+    pub new_groups: Vec<Arc<str>>,
+    /// How many tool names and group keys the round granted through an allowlist.
+    pub allowlisted: usize,
+    /// How many candidates it considered.
+    pub considered: usize,
+    /// How many scores it recorded.
+    pub scored: usize,
+}
+
+/// What a branch's ledger says: which tools and groups are available (additive), what was
+/// considered, where the first prompt is, the mode history and the cached scores.
+///
+/// Lookups take `&str` and neither allocate nor scan: the gate asks on every tool call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BranchState {
+    tools: HashSet<Arc<str>>,
+    groups: HashSet<Arc<str>>,
+    allowlisted_groups: HashSet<Arc<str>>,
+    considered_tools: HashSet<Arc<str>>,
+    considered_groups: HashSet<Arc<str>>,
+    tool_scores: HashMap<Arc<str>, Score>,
+    group_scores: HashMap<Arc<str>, Score>,
+    first_prompt: Option<FirstPrompt>,
+    awaiting_first_prompt: bool,
+    modes: Vec<ModeChange>,
+    last_inventory: Option<Arc<str>>,
+    rounds: Vec<RoundSummary>,
+}
+
+impl BranchState {
+    /// The state of a branch with no rounds: nothing available through the ledger.
+    pub fn new() -> BranchState {
+        BranchState::default()
+    }
+
+    /// Whether the tool `name` is available on this branch (made available by a round or
+    /// granted by an allowlist entry at some point). Group availability is separate: see
+    /// [`BranchState::is_group_available`].
+    pub fn is_tool_available(&self, name: &str) -> bool {
+        self.tools.contains(name)
+    }
+
+    /// Whether the group (MCP server or extension) is available on this branch.
+    pub fn is_group_available(&self, key: &GroupKey) -> bool {
+        self.groups.contains(key.as_str())
+    }
+
+    /// [`BranchState::is_group_available`] by canonical key text.
+    pub fn is_group_key_available(&self, key: &str) -> bool {
+        self.groups.contains(key)
+    }
+
+    /// Whether the group was granted by an allowlist entry (it is then also available).
+    pub fn is_group_allowlist_granted(&self, key: &str) -> bool {
+        self.allowlisted_groups.contains(key)
+    }
+
+    /// Whether a `tools`-mode round considered the tool `name` (so `initial` never re-picks it).
+    pub fn was_tool_considered(&self, name: &str) -> bool {
+        self.considered_tools.contains(name)
+    }
+
+    /// Whether an `mcp`-mode round considered the group.
+    pub fn was_group_considered(&self, key: &GroupKey) -> bool {
+        self.considered_groups.contains(key.as_str())
+    }
+
+    /// The cached score of a candidate for the current task (rounds since the last prompt
+    /// boundary), for `tool-round` cadence: a tool name in `tools` mode, a group key in `mcp`.
+    pub fn cached_score(&self, mode: Mode, candidate: &str) -> Option<Score> {
+        match mode {
+            Mode::Tools => self.tool_scores.get(candidate).copied(),
+            Mode::Mcp => self.group_scores.get(candidate).copied(),
+        }
+    }
+
+    /// Every cached score of the current task in `mode`, in no particular order.
+    pub fn cached_scores(&self, mode: Mode) -> impl Iterator<Item = (&str, Score)> + '_ {
+        let map = match mode {
+            Mode::Tools => &self.tool_scores,
+            Mode::Mcp => &self.group_scores,
+        };
+        map.iter().map(|(k, v)| (&**k, *v))
+    }
+
+    /// Where the branch's first user prompt is, once a round has picked from it.
+    pub fn first_prompt(&self) -> Option<&FirstPrompt> {
+        self.first_prompt.as_ref()
+    }
+
+    /// The mode history: one change per switch, the first round first.
+    pub fn mode_history(&self) -> &[ModeChange] {
+        &self.modes
+    }
+
+    /// The mode of the latest round.
+    pub fn current_mode(&self) -> Option<Mode> {
+        self.modes.last().map(|m| m.mode)
+    }
+
+    /// The inventory fingerprint of the latest round that recorded one.
+    pub fn last_inventory(&self) -> Option<&str> {
+        self.last_inventory.as_deref()
+    }
+
+    /// Every available tool name, in no particular order.
+    pub fn available_tools(&self) -> impl Iterator<Item = &str> + '_ {
+        self.tools.iter().map(|s| &**s)
+    }
+
+    /// Every available group key, in no particular order.
+    pub fn available_groups(&self) -> impl Iterator<Item = &str> + '_ {
+        self.groups.iter().map(|s| &**s)
+    }
+
+    /// The valid rounds, in branch order.
+    pub fn rounds(&self) -> &[RoundSummary] {
+        &self.rounds
+    }
+
+    /// Applies a round the host has just appended (the live path), as the fold would.
+    /// `entry_id` and `timestamp` are those of its first entry, when known (kept only when they
+    /// look like Pi's: a short id and an ISO 8601 time).
+    pub fn apply_round(&mut self, round: &Round, entry_id: Option<&str>, timestamp: Option<&str>) {
+        let entry_id = entry_id.filter(|id| crate::codec::is_entry_id(id));
+        let timestamp = timestamp.filter(|t| is_timestamp(t));
+        self.apply(&RoundView::of(round), entry_id, timestamp);
+    }
+
+    /// Notes a user message appended on the branch (the live path), resolving a pending
+    /// first-prompt reference.
+    pub fn observe_user_message(&mut self, entry_id: &str) {
+        if self.awaiting_first_prompt {
+            if let Some(first) = &mut self.first_prompt {
+                first.entry_id = Some(entry_id.into());
+            }
+            self.awaiting_first_prompt = false;
+        }
+    }
+
+    fn apply(&mut self, view: &RoundView<'_>, entry_id: Option<&str>, timestamp: Option<&str>) {
+        let id: Arc<str> = view.id.into();
+        let mut new_tools = Vec::new();
+        for name in view.tools.iter().chain(&view.allowlisted_tools) {
+            insert_new(&mut self.tools, name, &mut new_tools);
+        }
+        let mut new_groups = Vec::new();
+        for key in view.groups.iter().chain(&view.allowlisted_groups) {
+            insert_new(&mut self.groups, key, &mut new_groups);
+        }
+        for key in &view.allowlisted_groups {
+            if !self.allowlisted_groups.contains(*key) {
+                let shared = self
+                    .groups
+                    .get(*key)
+                    .cloned()
+                    .unwrap_or_else(|| (*key).into());
+                self.allowlisted_groups.insert(shared);
+            }
+        }
+        let considered = match view.mode {
+            Mode::Tools => &mut self.considered_tools,
+            Mode::Mcp => &mut self.considered_groups,
+        };
+        for name in &view.considered {
+            if !considered.contains(*name) {
+                considered.insert((*name).into());
+            }
+        }
+        // Cached scores belong to one task: a new prompt starts a new one.
+        if view.boundary.starts_task() {
+            self.tool_scores.clear();
+            self.group_scores.clear();
+        }
+        let scores = match view.mode {
+            Mode::Tools => &mut self.tool_scores,
+            Mode::Mcp => &mut self.group_scores,
+        };
+        for (name, score) in &view.scores {
+            match scores.get_mut(*name) {
+                Some(s) => *s = *score,
+                None => {
+                    scores.insert((*name).into(), *score);
+                }
+            }
+        }
+        if self.current_mode() != Some(view.mode) {
+            self.modes.push(ModeChange {
+                round: id.clone(),
+                mode: view.mode,
+            });
+        }
+        if let Some(f) = view.inventory {
+            self.last_inventory = Some(f.into());
+        }
+        if self.first_prompt.is_none() {
+            match view.first_prompt {
+                None => {}
+                Some(FirstPromptView::NextUserMessage) => {
+                    self.first_prompt = Some(FirstPrompt {
+                        round: id.clone(),
+                        entry_id: None,
+                    });
+                    self.awaiting_first_prompt = true;
+                }
+                Some(FirstPromptView::Entry(e)) => {
+                    self.first_prompt = Some(FirstPrompt {
+                        round: id.clone(),
+                        entry_id: Some(e.into()),
+                    });
+                }
+            }
+        }
+        self.rounds.push(RoundSummary {
+            id,
+            entry_id: entry_id.map(Into::into),
+            timestamp: timestamp.map(Into::into),
+            mode: view.mode,
+            boundary: view.boundary,
+            basis: view.basis,
+            threshold: view.threshold,
+            new_tools,
+            new_groups,
+            allowlisted: view.allowlisted_tools.len() + view.allowlisted_groups.len(),
+            considered: view.considered.len(),
+            scored: view.scores.len(),
+        });
+    }
+}
+
+fn insert_new(set: &mut HashSet<Arc<str>>, name: &str, new: &mut Vec<Arc<str>>) {
+    if !set.contains(name) {
+        let shared: Arc<str> = name.into();
+        set.insert(shared.clone());
+        new.push(shared);
+    }
+}
+
+/// What one branch entry is, for the fold.
+enum EntryKind<'a> {
+    Ledger(Option<&'a Value>),
+    UserMessage,
+    Other,
+}
+
+fn classify(entry: &Value) -> EntryKind<'_> {
+    let Some(obj) = entry.as_object() else {
+        return EntryKind::Other;
+    };
+    match obj.get("type").and_then(Value::as_str) {
+        Some("custom") if obj.get("customType").and_then(Value::as_str) == Some(CUSTOM_TYPE) => {
+            EntryKind::Ledger(obj.get("data"))
+        }
+        Some("message") => {
+            let role = obj
+                .get("message")
+                .and_then(|m| m.get("role"))
+                .and_then(Value::as_str);
+            if role == Some("user") {
+                EntryKind::UserMessage
+            } else {
+                EntryKind::Other
+            }
+        }
+        _ => EntryKind::Other,
+    }
+}
+
+/// An entry id fit to be reported: Pi's ids are 8 hex digits; anything odd is left out.
+fn entry_id(entry: &Value) -> Option<&str> {
+    entry
+        .get("id")
+        .and_then(Value::as_str)
+        .filter(|id| crate::codec::is_entry_id(id))
+}
+
+fn timestamp(entry: &Value) -> Option<&str> {
+    entry
+        .get("timestamp")
+        .and_then(Value::as_str)
+        .filter(|t| is_timestamp(t))
+}
+
+fn is_timestamp(t: &str) -> bool {
+    !t.is_empty()
+        && t.len() <= 40
+        && t.bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'T' | b'Z' | b':' | b'.' | b'-' | b'+'))
+}
+
+pub(crate) enum AssembleError {
+    Torn,
+    Mismatch,
+    Undecodable,
+}
+
+/// Joins a complete set of parts into one round and checks the digest.
+pub(crate) fn assemble<'a>(parts: &[PartView<'a>]) -> Result<RoundView<'a>, AssembleError> {
+    let first = parts.first().ok_or(AssembleError::Torn)?;
+    let count = first.parts as usize;
+    if parts
+        .iter()
+        .any(|p| p.parts != first.parts || p.digest != first.digest || p.round != first.round)
+    {
+        return Err(AssembleError::Mismatch);
+    }
+    let mut ordered: Vec<Option<&PartView<'a>>> = vec![None; count];
+    for part in parts {
+        let slot = &mut ordered[part.part as usize];
+        if slot.is_some() {
+            return Err(AssembleError::Torn);
+        }
+        *slot = Some(part);
+    }
+    let Some(ordered) = ordered.into_iter().collect::<Option<Vec<_>>>() else {
+        return Err(AssembleError::Torn);
+    };
+    let header = ordered[0]
+        .header
+        .as_ref()
+        .ok_or(AssembleError::Undecodable)?;
+    let mut lists: [Vec<&'a str>; 5] = Default::default();
+    for (index, list) in lists.iter_mut().enumerate() {
+        list.reserve_exact(ordered.iter().map(|p| p.lists[index].len()).sum());
+        for part in &ordered {
+            list.extend_from_slice(&part.lists[index]);
+        }
+    }
+    let mut scores = Vec::with_capacity(ordered.iter().map(|p| p.scores.len()).sum());
+    for part in &ordered {
+        scores.extend_from_slice(&part.scores);
+    }
+    // Later parts were decoded without knowing the mode.
+    if header.mode == Mode::Mcp
+        && (lists[4].iter().any(|n| !name_fits(Mode::Mcp, 4, n))
+            || scores.iter().any(|(n, _)| !name_fits(Mode::Mcp, 5, n)))
+    {
+        return Err(AssembleError::Undecodable);
+    }
+    let [tools, groups, allowlisted_tools, allowlisted_groups, considered] = lists;
+    let view = RoundView {
+        id: first.round,
+        mode: header.mode,
+        boundary: header.boundary,
+        basis: header.basis,
+        threshold: header.threshold,
+        inventory: header.inventory,
+        first_prompt: header.first_prompt,
+        tools,
+        groups,
+        allowlisted_tools,
+        allowlisted_groups,
+        considered,
+        scores,
+    };
+    if view.digest() != first.digest {
+        return Err(AssembleError::Mismatch);
+    }
+    Ok(view)
+}
+
+struct Pending<'a> {
+    part: PartView<'a>,
+    entry_id: Option<&'a str>,
+    timestamp: Option<&'a str>,
+}
+
+/// The fold, one entry at a time, for callers that walk a branch lazily (the session reader,
+/// the SQLite mirror). [`fold`] is this over a slice.
+pub struct Folder<'a> {
+    state: BranchState,
+    findings: Vec<AuditFinding>,
+    pending: Vec<Pending<'a>>,
+}
+
+impl Default for Folder<'_> {
+    fn default() -> Self {
+        Folder::new()
+    }
+}
+
+impl<'a> Folder<'a> {
+    /// A fold from the empty state.
+    pub fn new() -> Folder<'a> {
+        Folder {
+            state: BranchState::new(),
+            findings: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+
+    /// Feeds the next entry of the branch (root first). Entries of other types and other
+    /// custom types are ignored, except that a user message resolves a pending first-prompt
+    /// reference.
+    pub fn push(&mut self, entry: &'a Value) {
+        match classify(entry) {
+            EntryKind::Other => {}
+            EntryKind::UserMessage => {
+                if let Some(id) = entry_id(entry) {
+                    self.state.observe_user_message(id);
+                }
+            }
+            EntryKind::Ledger(data) => self.push_ledger(entry, data),
+        }
+    }
+
+    fn push_ledger(&mut self, entry: &'a Value, data: Option<&'a Value>) {
+        let id = entry_id(entry);
+        let decoded = data.map_or(Err(DecodeError::NotAnObject), decode_part);
+        let part = match decoded {
+            Ok(part) => part,
+            Err(error) => {
+                let code = match error {
+                    DecodeError::UnknownVersion => AuditFindingCode::UnknownVersion,
+                    _ => AuditFindingCode::Undecodable,
+                };
+                let round = data
+                    .and_then(|d| d.get("round"))
+                    .and_then(Value::as_str)
+                    .filter(|r| crate::codec::is_entry_id(r));
+                self.finding(code, id, round);
+                return;
+            }
+        };
+        let continues = self.pending.first().is_some_and(|p| {
+            p.part.round == part.round && !self.pending.iter().any(|q| q.part.part == part.part)
+        });
+        if !continues {
+            self.flush();
+        }
+        let complete_at = part.parts as usize;
+        self.pending.push(Pending {
+            part,
+            entry_id: id,
+            timestamp: timestamp(entry),
+        });
+        if self.pending.len() >= complete_at {
+            self.settle();
+        }
+    }
+
+    /// Settles a complete set of parts: applies the round, or reports why it grants nothing.
+    fn settle(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        let parts: Vec<PartView<'a>> = pending.iter().map(|p| p.part.clone()).collect();
+        let first = pending
+            .iter()
+            .find(|p| p.part.part == 0)
+            .unwrap_or(&pending[0]);
+        let round = Some(first.part.round);
+        match assemble(&parts) {
+            Ok(view) => self.state.apply(&view, first.entry_id, first.timestamp),
+            Err(AssembleError::Torn) => {
+                self.finding(AuditFindingCode::TornRound, first.entry_id, round)
+            }
+            Err(AssembleError::Mismatch) => {
+                self.finding(AuditFindingCode::DigestMismatch, first.entry_id, round)
+            }
+            Err(AssembleError::Undecodable) => {
+                self.finding(AuditFindingCode::Undecodable, first.entry_id, round)
+            }
+        }
+    }
+
+    /// An incomplete round is torn: it grants nothing.
+    fn flush(&mut self) {
+        if let Some(first) = self.pending.first() {
+            let (id, round) = (first.entry_id, first.part.round);
+            self.pending.clear();
+            self.finding(AuditFindingCode::TornRound, id, Some(round));
+        }
+    }
+
+    fn finding(&mut self, code: AuditFindingCode, entry_id: Option<&str>, round: Option<&str>) {
+        self.findings.push(AuditFinding {
+            code,
+            entry_id: entry_id.map(str::to_owned),
+            round: round.map(str::to_owned),
+        });
+    }
+
+    /// The state so far, with rounds still missing parts not yet counted.
+    pub fn state(&self) -> &BranchState {
+        &self.state
+    }
+
+    /// Ends the branch: a round still missing parts is torn.
+    pub fn finish(mut self) -> (BranchState, Vec<AuditFinding>) {
+        self.flush();
+        (self.state, self.findings)
+    }
+}
+
+/// Folds a branch's entries, root to leaf (as `getBranch()` returns them), to its state and the
+/// audit findings: torn rounds, digest mismatches, undecodable entries and unknown versions. A
+/// round counts only when all its parts are present and its digest matches.
+pub fn fold<'a>(entries: impl IntoIterator<Item = &'a Value>) -> (BranchState, Vec<AuditFinding>) {
+    let mut folder = Folder::new();
+    for entry in entries {
+        folder.push(entry);
+    }
+    folder.finish()
+}
