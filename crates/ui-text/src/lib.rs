@@ -10,6 +10,8 @@
 //! - [`tools_list`] and [`mcp_list`]: `/decisions tools list` and `/decisions mcp list`;
 //! - [`tools_tab`], [`tools_tab_notes`], [`advanced_tool_limits`]: the Tools tab;
 //! - [`config_warning`], [`settings_warning`], [`settings_fallback`], [`allowlist_error`];
+//! - [`AllowlistEditor`]: the nested *Always allowed tools* editor and the flat *MCP servers &
+//!   extensions* editor, as a pure state machine (keys in, lines of a given width out);
 //! - [`groups_table`]: the `context-decisions groups` table.
 //!
 //! **Architecture invariant:** the only crate with user-facing sentences; it does no I/O and
@@ -37,6 +39,7 @@
 
 mod blocked;
 mod display;
+mod editor;
 mod groups;
 mod lists;
 mod notice;
@@ -47,6 +50,7 @@ mod words;
 
 pub use blocked::blocked_reason;
 pub use display::display_safe;
+pub use editor::{AllowlistEditor, CursorTarget, EditorKind, EditorOutcome, Key};
 pub use groups::{groups_table, GroupsRow};
 pub use lists::{mcp_list, tools_list, Availability, Boundary, Filtering, InventoryView, ToolRow};
 pub use notice::{availability_notice, AvailabilityNotice, NoticeGroup};

@@ -38,6 +38,66 @@ pub(crate) fn approx_tokens(chars: u64) -> u64 {
     chars.div_ceil(4)
 }
 
+/// The width of a line under this crate's width rule: one column per Unicode scalar value.
+///
+/// Every character counts as one column, wide CJK characters and emoji included. It is the
+/// rule the property tests check; a terminal that draws a wide character in two columns can
+/// show a line up to twice as long, which is why names go through `bound_label` first.
+pub(crate) fn width(text: &str) -> usize {
+    text.chars().count()
+}
+
+/// `text` cut to at most `max` columns, ending in `…` when something was cut.
+pub(crate) fn fit(text: &str, max: usize) -> String {
+    if width(text) <= max {
+        return text.to_owned();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let mut out: String = text.chars().take(max - 1).collect();
+    out.push('…');
+    out
+}
+
+/// `text` broken into lines of at most `max` columns at spaces; a word longer than a line is
+/// cut. Always at least one line.
+pub(crate) fn wrap(text: &str, max: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let mut word = word.to_owned();
+        loop {
+            let sep = usize::from(!line.is_empty());
+            if width(&line) + sep + width(&word) <= max {
+                if sep == 1 {
+                    line.push(' ');
+                }
+                line.push_str(&word);
+                break;
+            }
+            if !line.is_empty() {
+                lines.push(std::mem::take(&mut line));
+                continue;
+            }
+            if max == 0 {
+                break;
+            }
+            // A word longer than a whole line: cut it.
+            let head: String = word.chars().take(max).collect();
+            word = word.chars().skip(max).collect();
+            lines.push(head);
+            if word.is_empty() {
+                break;
+            }
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 /// `global` or `project`.
 pub(crate) fn scope_word(scope: Scope) -> &'static str {
     scope.as_str()
@@ -64,6 +124,25 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn fit_cuts_with_an_ellipsis() {
+        assert_eq!(fit("abcdef", 6), "abcdef");
+        assert_eq!(fit("abcdef", 4), "abc…");
+        assert_eq!(fit("abcdef", 1), "…");
+        assert_eq!(fit("abcdef", 0), "");
+        assert_eq!(width(&fit("笔记笔记", 3)), 3);
+    }
+
+    #[test]
+    fn wrap_keeps_every_line_within_the_width() {
+        assert_eq!(wrap("a bb ccc", 4), vec!["a bb", "ccc"]);
+        assert_eq!(wrap("abcdefgh", 3), vec!["abc", "def", "gh"]);
+        assert_eq!(wrap("", 5), vec![""]);
+        for w in wrap("one two three four five six seven", 7) {
+            assert!(width(&w) <= 7);
+        }
     }
 
     #[test]
