@@ -1,0 +1,547 @@
+//! A table of every rule the gate applies, and fault injection for every unreadable source.
+
+use pcd_gate::{
+    decide, BranchView, Call, Candidate, GateContext, Grants, LazyScores, Registry, ServerArg,
+    Verdict,
+};
+use pcd_ledger::{Basis, Boundary, BranchState, Round};
+use pcd_model::{
+    parse_group_entry, parse_inventory, parse_tool_entry, Allowlists, BlockKind, Classifier,
+    GroupKey, Mode, Remedy, RemedyList, Scope, ScopedAllowlist, ToolInfo,
+};
+use std::collections::HashSet;
+
+const LONG: &str = "a_server_with_a_very_long_name_that_is_more_than_sixty_four_characters_x";
+
+fn inventory() -> Vec<ToolInfo> {
+    let builtin = |p: &str| {
+        format!(
+            r#"{{"path":"builtin:{p}","source":"builtin","scope":"temporary","origin":"top-level"}}"#
+        )
+    };
+    let mcp = |tool: &str, server: &str| {
+        let ns = server.replace('-', "_");
+        format!(
+            r#"{{"name":"mcp__{ns}__{tool}","exposure":"deferred","namespace":{{"name":"mcp__{ns}","aliases":["{server}"]}},"sourceInfo":{}}}"#,
+            builtin("mcp")
+        )
+    };
+    let ext = |name: &str, path: &str, source: &str, scope: &str| {
+        format!(
+            r#"{{"name":"{name}","sourceInfo":{{"path":"{path}","source":"{source}","scope":"{scope}","origin":"top-level"}}}}"#
+        )
+    };
+    let items = [
+        format!(r#"{{"name":"read","sourceInfo":{}}}"#, builtin("read")),
+        format!(
+            r#"{{"name":"read_mcp_resource","sourceInfo":{}}}"#,
+            builtin("mcp")
+        ),
+        format!(
+            r#"{{"name":"list_mcp_resources","sourceInfo":{}}}"#,
+            builtin("mcp")
+        ),
+        mcp("search", "dev-radius"),
+        mcp("page", "dev-radius"),
+        mcp("search", "docs"),
+        mcp("get", LONG),
+        ext(
+            "web_fetch",
+            "/a/npm/node_modules/@acme/pi-web/index.js",
+            "npm:@acme/pi-web@2.0.0",
+            "user",
+        ),
+        ext(
+            "web_search",
+            "/a/npm/node_modules/@acme/pi-web/index.js",
+            "npm:@acme/pi-web@2.0.0",
+            "user",
+        ),
+        ext("db_query", "/w/.pi/extensions/db.ts", "auto", "project"),
+        ext("db_migrate", "/w/.pi/extensions/db.ts", "auto", "project"),
+        ext("notes_add", "/a/extensions/notes.ts", "auto", "user"),
+        ext(
+            "notes_list",
+            "/w/.pi/extensions/notes.ts",
+            "auto",
+            "project",
+        ),
+        r#"{"name":"weather"}"#.to_owned(),
+    ];
+    let inv = parse_inventory(&format!("[{}]", items.join(","))).unwrap();
+    assert!(inv.rejected.is_empty(), "{:?}", inv.rejected);
+    inv.tools
+}
+
+/// A branch as plain sets.
+#[derive(Default)]
+struct Sets {
+    tools: HashSet<String>,
+    groups: HashSet<String>,
+    considered_tools: HashSet<String>,
+    considered_groups: HashSet<String>,
+}
+
+impl BranchView for Sets {
+    fn tool_available(&self, name: &str) -> bool {
+        self.tools.contains(name)
+    }
+    fn group_available(&self, key: &str) -> bool {
+        self.groups.contains(key)
+    }
+    fn tool_considered(&self, name: &str) -> bool {
+        self.considered_tools.contains(name)
+    }
+    fn group_considered(&self, key: &GroupKey) -> bool {
+        self.considered_groups.contains(key.as_str())
+    }
+}
+
+fn lists(
+    global_tools: &[&str],
+    global_groups: &[&str],
+    project_tools: &[&str],
+    project_groups: &[&str],
+) -> Allowlists {
+    let scoped = |tools: &[&str], groups: &[&str]| ScopedAllowlist {
+        tools: tools.iter().map(|t| parse_tool_entry(t).unwrap()).collect(),
+        groups: groups
+            .iter()
+            .map(|g| parse_group_entry(g).unwrap())
+            .collect(),
+    };
+    Allowlists {
+        global: scoped(global_tools, global_groups),
+        project: scoped(project_tools, project_groups),
+    }
+}
+
+struct World {
+    registry: Registry,
+    grants: Grants,
+    lazy: LazyScores,
+    branch: Sets,
+}
+
+impl World {
+    fn new(allowlists: Allowlists) -> World {
+        let registry = Registry::build(
+            &inventory(),
+            &Classifier::default(),
+            [("files", Scope::Project)],
+        );
+        let grants = Grants::compute(&registry, &allowlists);
+        World {
+            registry,
+            grants,
+            lazy: LazyScores::default(),
+            branch: Sets::default(),
+        }
+    }
+
+    fn ctx(&self, mode: Mode) -> GateContext<'_> {
+        let mut ctx = GateContext::enabled(mode, &self.registry, &self.grants, &self.lazy);
+        ctx.branch = Some(&self.branch);
+        ctx
+    }
+}
+
+fn kind(v: &Verdict) -> Option<BlockKind> {
+    match v {
+        Verdict::Block(code) => Some(code.kind),
+        _ => None,
+    }
+}
+
+fn remedy(v: &Verdict) -> Option<Remedy> {
+    match v {
+        Verdict::Block(code) => code.remedy.clone(),
+        _ => None,
+    }
+}
+
+#[test]
+fn filtering_off_allows_everything_without_reading_anything() {
+    let w = World::new(Allowlists::default());
+    let mut ctx = w.ctx(Mode::Tools);
+    ctx.enabled = false;
+    ctx.registry = None;
+    ctx.branch = None;
+    for tool in ["read", "web_fetch", "no_such_tool"] {
+        assert_eq!(decide(&ctx, &Call::tool(tool)), Verdict::Allow);
+    }
+    assert_eq!(
+        decide(
+            &ctx,
+            &Call::resource("list_mcp_resources", ServerArg::Absent)
+        ),
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn internal_tools_pass_and_unknown_tools_are_blocked() {
+    let w = World::new(Allowlists::default());
+    for mode in [Mode::Tools, Mode::Mcp] {
+        let mut ctx = w.ctx(mode);
+        assert_eq!(decide(&ctx, &Call::tool("read")), Verdict::Allow);
+        assert_eq!(
+            kind(&decide(&ctx, &Call::tool("nope"))),
+            Some(BlockKind::UnknownTool)
+        );
+        ctx.branch = None;
+        assert_eq!(
+            decide(&ctx, &Call::tool("read")),
+            Verdict::Allow,
+            "branch unreadable"
+        );
+    }
+}
+
+#[test]
+fn registry_unreadable_without_snapshot_blocks_every_call() {
+    let w = World::new(Allowlists::default());
+    let mut ctx = w.ctx(Mode::Tools);
+    ctx.registry = None;
+    for tool in ["read", "web_fetch", "nope"] {
+        assert_eq!(
+            kind(&decide(&ctx, &Call::tool(tool))),
+            Some(BlockKind::RegistryUnavailable)
+        );
+    }
+}
+
+#[test]
+fn stale_snapshot_follows_ledger_and_allowlists() {
+    // The registry is unreadable now; the facade passes the last snapshot, built from the last
+    // inventory it could read. A tool registered since is unknown to it and therefore blocked.
+    let mut w = World::new(lists(&["web_search"], &[], &[], &[]));
+    w.branch.tools.insert("web_fetch".into());
+    let ctx = w.ctx(Mode::Tools);
+    assert_eq!(decide(&ctx, &Call::tool("read")), Verdict::Allow);
+    assert_eq!(decide(&ctx, &Call::tool("web_fetch")), Verdict::Allow);
+    assert_eq!(decide(&ctx, &Call::tool("web_search")), Verdict::Allow);
+    assert_eq!(
+        kind(&decide(&ctx, &Call::tool("registered_later"))),
+        Some(BlockKind::UnknownTool)
+    );
+}
+
+#[test]
+fn tools_mode_external_tools() {
+    let mut w = World::new(lists(
+        &["web_search", "db_migrate"],
+        &[],
+        &["db_query"],
+        &[],
+    ));
+    w.branch.tools.insert("mcp__docs__search".into());
+    w.branch
+        .considered_tools
+        .extend(["mcp__dev_radius__search".to_owned(), "notes_add".to_owned()]);
+    let ctx = w.ctx(Mode::Tools);
+    // Available on the branch.
+    assert_eq!(
+        decide(&ctx, &Call::tool("mcp__docs__search")),
+        Verdict::Allow
+    );
+    // Allowlisted in its own scope (global for user, project for project).
+    assert_eq!(decide(&ctx, &Call::tool("web_search")), Verdict::Allow);
+    assert_eq!(decide(&ctx, &Call::tool("db_query")), Verdict::Allow);
+    // A global entry never pins a project-scope tool.
+    let v = decide(&ctx, &Call::tool("db_migrate"));
+    assert_eq!(
+        kind(&v),
+        None,
+        "db_migrate was never considered: pending, not allowed"
+    );
+    assert_eq!(v, Verdict::Pending(Candidate::Tool("db_migrate".into())));
+    // Considered and not made available.
+    let v = decide(&ctx, &Call::tool("mcp__dev_radius__search"));
+    assert_eq!(kind(&v), Some(BlockKind::NotAvailable));
+    assert_eq!(
+        remedy(&v),
+        Some(Remedy {
+            list: RemedyList::Tools,
+            entry: "mcp__dev_radius__search".into(),
+            scope: Scope::Global
+        })
+    );
+    // In tools mode, pinning one tool does not promote its group.
+    assert_eq!(
+        decide(&ctx, &Call::tool("web_fetch")),
+        Verdict::Pending(Candidate::Tool("web_fetch".into()))
+    );
+    // Unfiltered (no group) tools are decided per tool in tools mode.
+    assert_eq!(
+        decide(&ctx, &Call::tool("weather")),
+        Verdict::Pending(Candidate::Tool("weather".into()))
+    );
+}
+
+#[test]
+fn group_availability_and_group_pins_apply_in_both_modes() {
+    let mut w = World::new(lists(&[], &["ext__notes"], &[], &[]));
+    w.branch.groups.insert("mcp__dev_radius".into());
+    w.branch.considered_tools.insert("notes_list".into());
+    w.branch.considered_groups.insert("ext__notes".into());
+    for mode in [Mode::Tools, Mode::Mcp] {
+        let ctx = w.ctx(mode);
+        assert_eq!(
+            decide(&ctx, &Call::tool("mcp__dev_radius__page")),
+            Verdict::Allow,
+            "{mode:?}"
+        );
+        // A global pin of a mixed group grants only its global members.
+        assert_eq!(decide(&ctx, &Call::tool("notes_add")), Verdict::Allow);
+        assert_eq!(
+            kind(&decide(&ctx, &Call::tool("notes_list"))),
+            Some(BlockKind::NotAvailable)
+        );
+    }
+}
+
+#[test]
+fn mcp_mode_the_group_decides() {
+    let mut w = World::new(lists(&["web_fetch", "notes_add"], &[], &[], &[]));
+    w.branch.considered_groups.extend([
+        "ext__notes".to_owned(),
+        "mcp__docs".to_owned(),
+        format!("mcp__{LONG}"),
+    ]);
+    let ctx = w.ctx(Mode::Mcp);
+    // A pinned tool promotes its whole (single-scope) group.
+    assert_eq!(decide(&ctx, &Call::tool("web_search")), Verdict::Allow);
+    // ... but never an opposite-scope sibling of a mixed group.
+    assert_eq!(decide(&ctx, &Call::tool("notes_add")), Verdict::Allow);
+    let v = decide(&ctx, &Call::tool("notes_list"));
+    assert_eq!(kind(&v), Some(BlockKind::NotAvailable));
+    assert_eq!(
+        remedy(&v),
+        Some(Remedy {
+            list: RemedyList::Tools,
+            entry: "notes_list".into(),
+            scope: Scope::Project
+        }),
+        "a mixed group cannot be pinned: the remedy names the tool"
+    );
+    // The remedy names the group key and its scope.
+    let v = decide(&ctx, &Call::tool("mcp__docs__search"));
+    assert_eq!(
+        remedy(&v),
+        Some(Remedy {
+            list: RemedyList::Groups,
+            entry: "mcp__docs".into(),
+            scope: Scope::Global
+        })
+    );
+    // A server name over 64 characters cannot be pinned: the remedy names the tool.
+    let v = decide(&ctx, &Call::tool(&format!("mcp__{LONG}__get")));
+    assert_eq!(remedy(&v).unwrap().list, RemedyList::Tools);
+    // Unfiltered tools are left alone in mcp mode.
+    assert_eq!(decide(&ctx, &Call::tool("weather")), Verdict::Allow);
+    // An unconsidered group is scored as a group.
+    assert_eq!(
+        decide(&ctx, &Call::tool("db_query")),
+        Verdict::Pending(Candidate::Group(GroupKey::for_extension("db")))
+    );
+}
+
+#[test]
+fn tools_available_by_name_stay_available_after_a_mode_change() {
+    let mut w = World::new(Allowlists::default());
+    w.branch.tools.insert("web_fetch".into());
+    w.branch
+        .considered_groups
+        .insert(GroupKey::for_extension("@acme/pi-web").as_str().into());
+    let ctx = w.ctx(Mode::Mcp);
+    assert_eq!(decide(&ctx, &Call::tool("web_fetch")), Verdict::Allow);
+    assert_eq!(
+        kind(&decide(&ctx, &Call::tool("web_search"))),
+        Some(BlockKind::NotAvailable)
+    );
+}
+
+#[test]
+fn unscored_tools_pending_shared_failed_and_without_a_model() {
+    let mut w = World::new(Allowlists::default());
+    {
+        let ctx = w.ctx(Mode::Tools);
+        assert_eq!(
+            decide(&ctx, &Call::tool("web_fetch")),
+            Verdict::Pending(Candidate::Tool("web_fetch".into()))
+        );
+    }
+    let (id, new) = w.lazy.begin("web_fetch").unwrap();
+    assert!(new);
+    assert_eq!(
+        w.lazy.begin("web_fetch").unwrap(),
+        (id, false),
+        "parallel calls share one request"
+    );
+    {
+        let ctx = w.ctx(Mode::Tools);
+        assert_eq!(
+            decide(&ctx, &Call::tool("web_fetch")),
+            Verdict::Pending(Candidate::Tool("web_fetch".into()))
+        );
+    }
+    w.lazy.failed(id);
+    {
+        let ctx = w.ctx(Mode::Tools);
+        assert_eq!(
+            kind(&decide(&ctx, &Call::tool("web_fetch"))),
+            Some(BlockKind::ScoringFailed)
+        );
+        // No decision model (or too few candidates): a tool nobody considered stays available.
+        let mut no_model = ctx;
+        no_model.scoring = false;
+        assert_eq!(decide(&no_model, &Call::tool("web_search")), Verdict::Allow);
+        // Settings unreadable: enforce the ledger, add nothing.
+        let mut frozen = ctx;
+        frozen.can_grant = false;
+        assert_eq!(
+            kind(&decide(&frozen, &Call::tool("web_search"))),
+            Some(BlockKind::NotAvailable)
+        );
+    }
+}
+
+#[test]
+fn branch_unreadable_only_internal_and_allowlisted_pass() {
+    let mut w = World::new(lists(&["web_fetch"], &["docs"], &[], &[]));
+    w.branch.tools.insert("web_search".into());
+    let mut ctx = w.ctx(Mode::Tools);
+    ctx.branch = None;
+    ctx.can_grant = false;
+    assert_eq!(decide(&ctx, &Call::tool("read")), Verdict::Allow);
+    assert_eq!(decide(&ctx, &Call::tool("web_fetch")), Verdict::Allow);
+    assert_eq!(
+        decide(&ctx, &Call::tool("mcp__docs__search")),
+        Verdict::Allow
+    );
+    assert_eq!(
+        kind(&decide(&ctx, &Call::tool("web_search"))),
+        Some(BlockKind::BranchUnreadable)
+    );
+    assert_eq!(
+        kind(&decide(&ctx, &Call::tool("db_query"))),
+        Some(BlockKind::BranchUnreadable)
+    );
+}
+
+#[test]
+fn resource_tools_are_routed_by_server() {
+    let mut w = World::new(lists(&[], &[], &[], &["files"]));
+    w.branch.tools.insert("mcp__docs__search".into());
+    for mode in [Mode::Tools, Mode::Mcp] {
+        let ctx = w.ctx(mode);
+        let call = |s| decide(&ctx, &Call::resource("read_mcp_resource", s));
+        // Listing without naming a server is always blocked while filtering is on.
+        for s in [
+            ServerArg::Absent,
+            ServerArg::Str(""),
+            ServerArg::Str("  \t"),
+        ] {
+            assert_eq!(
+                kind(&decide(&ctx, &Call::resource("list_mcp_resources", s))),
+                Some(BlockKind::ResourceWithoutServer)
+            );
+        }
+        assert_eq!(
+            kind(&call(ServerArg::NotString)),
+            Some(BlockKind::ResourceServerNotString)
+        );
+        let v = call(ServerArg::Str("dev-radius"));
+        assert_eq!(kind(&v), Some(BlockKind::ResourceServerNotAvailable));
+        assert_eq!(
+            remedy(&v),
+            Some(Remedy {
+                list: RemedyList::Groups,
+                entry: "mcp__dev_radius".into(),
+                scope: Scope::Global
+            })
+        );
+        // A resource-only server pinned in its file scope.
+        assert_eq!(call(ServerArg::Str(" files ")), Verdict::Allow);
+        // An unknown server.
+        assert_eq!(
+            kind(&call(ServerArg::Str("ghost"))),
+            Some(BlockKind::ResourceServerNotAvailable)
+        );
+    }
+    // In tools mode a server whose tool is available may be read.
+    let ctx = w.ctx(Mode::Tools);
+    assert_eq!(
+        decide(
+            &ctx,
+            &Call::resource("read_mcp_resource", ServerArg::Str("docs"))
+        ),
+        Verdict::Allow
+    );
+    // The group on the branch.
+    w.branch.groups.insert("mcp__dev_radius".into());
+    let ctx = w.ctx(Mode::Mcp);
+    assert_eq!(
+        decide(
+            &ctx,
+            &Call::resource("read_mcp_resource", ServerArg::Str("dev-radius"))
+        ),
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn resource_only_server_pins_respect_file_scope() {
+    // `files` is defined in the project file: a global pin does not reach it.
+    let w = World::new(lists(&[], &["files", "ext__ghost"], &[], &[]));
+    let ctx = w.ctx(Mode::Mcp);
+    let v = decide(
+        &ctx,
+        &Call::resource("read_mcp_resource", ServerArg::Str("files")),
+    );
+    assert_eq!(kind(&v), Some(BlockKind::ResourceServerNotAvailable));
+    assert_eq!(remedy(&v).unwrap().scope, Scope::Project);
+    // A server with no known origin is pinned globally.
+    let w = World::new(lists(&[], &["remote"], &[], &[]));
+    let ctx = w.ctx(Mode::Mcp);
+    assert_eq!(
+        decide(
+            &ctx,
+            &Call::resource("read_mcp_resource", ServerArg::Str("remote"))
+        ),
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn ext_entries_for_extensions_not_loaded_grant_nothing() {
+    let w = World::new(lists(&[], &["ext__weather", "ext__ghost"], &[], &[]));
+    let ctx = w.ctx(Mode::Tools);
+    // `weather` has no provenance, so no group: an `ext__weather` pin cannot reach it.
+    assert_eq!(
+        decide(&ctx, &Call::tool("weather")),
+        Verdict::Pending(Candidate::Tool("weather".into()))
+    );
+}
+
+#[test]
+fn the_ledgers_branch_state_drives_the_gate() {
+    let registry = Registry::build(&inventory(), &Classifier::default(), []);
+    let grants = Grants::compute(&registry, &Allowlists::default());
+    let lazy = LazyScores::default();
+    let mut branch = BranchState::new();
+    let mut round = Round::new("r1", Mode::Tools, Boundary::Prompt, Basis::Scored);
+    round.tools.push("web_fetch".into());
+    round
+        .considered
+        .extend(["web_fetch".to_owned(), "web_search".to_owned()]);
+    branch.apply_round(&round, None, None);
+    let mut ctx = GateContext::enabled(Mode::Tools, &registry, &grants, &lazy);
+    ctx.branch = Some(&branch);
+    assert_eq!(decide(&ctx, &Call::tool("web_fetch")), Verdict::Allow);
+    assert_eq!(
+        kind(&decide(&ctx, &Call::tool("web_search"))),
+        Some(BlockKind::NotAvailable)
+    );
+}
