@@ -45,6 +45,10 @@
 mod codec;
 mod event;
 mod fold;
+#[cfg(feature = "io")]
+mod scan;
+#[cfg(feature = "io")]
+mod session;
 
 pub use codec::{
     decode_single, encode_round, encode_round_chunked, DecodeError, EncodeError, CUSTOM_TYPE,
@@ -55,6 +59,13 @@ pub use event::{
     MAX_FINGERPRINT_CHARS, MAX_NAME_CHARS, MAX_ROUND_ID_BYTES,
 };
 pub use fold::{fold, BranchState, FirstPrompt, Folder, ModeChange, RoundSummary};
+#[cfg(feature = "io")]
+pub use scan::{EntryType, Head, LineScanner, MAX_DECODED_LINE_BYTES};
+#[cfg(feature = "io")]
+pub use session::{
+    BranchReplay, EntryPos, LineProblem, LineProblemCode, LineReader, ScannedLine, SessionError,
+    SessionFile, SessionHeader,
+};
 
 #[cfg(test)]
 mod tests;

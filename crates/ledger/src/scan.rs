@@ -1,0 +1,598 @@
+//! What the session reader needs from one JSONL line without decoding it whole: the entry's
+//! `type`, `id`, `parentId`, `customType` and, for messages, `message.role`.
+//!
+//! Lines up to [`MAX_DECODED_LINE_BYTES`] are parsed with serde_json, skipping every other value
+//! (so a line JSON.parse would reject is rejected here too). Longer lines (tool results and
+//! images make them common) go through [`LineScanner`], a byte-at-a-time state machine that
+//! keeps only a few small strings, so the branch stays whole without holding the line.
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::borrow::Cow;
+use std::fmt;
+
+/// Lines longer than this are never decoded whole.
+pub const MAX_DECODED_LINE_BYTES: usize = 1 << 20;
+/// The longest id kept; longer ones are treated as missing (Pi's are 8 hex digits, 36 at most).
+const MAX_ID_BYTES: usize = 128;
+/// The deepest nesting the scanner follows; deeper lines are malformed.
+const MAX_DEPTH: usize = 4096;
+
+/// The `type` of a session entry, as far as the reader distinguishes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EntryType {
+    /// The header (`session`).
+    Session,
+    /// `message`.
+    Message,
+    /// `custom` (extension state; never in the model's context).
+    Custom,
+    /// `custom_message`.
+    CustomMessage,
+    /// `compaction`.
+    Compaction,
+    /// `branch_summary`.
+    BranchSummary,
+    /// `label`.
+    Label,
+    /// `model_change`.
+    ModelChange,
+    /// `thinking_level_change`.
+    ThinkingLevelChange,
+    /// `session_info`.
+    SessionInfo,
+    /// `usage`.
+    Usage,
+    /// `context_edit`.
+    ContextEdit,
+    /// Any other string.
+    Other,
+    /// No string `type`.
+    Missing,
+}
+
+impl EntryType {
+    const KNOWN: [(&'static str, EntryType); 12] = [
+        ("session", EntryType::Session),
+        ("message", EntryType::Message),
+        ("custom", EntryType::Custom),
+        ("custom_message", EntryType::CustomMessage),
+        ("compaction", EntryType::Compaction),
+        ("branch_summary", EntryType::BranchSummary),
+        ("label", EntryType::Label),
+        ("model_change", EntryType::ModelChange),
+        ("thinking_level_change", EntryType::ThinkingLevelChange),
+        ("session_info", EntryType::SessionInfo),
+        ("usage", EntryType::Usage),
+        ("context_edit", EntryType::ContextEdit),
+    ];
+
+    fn parse(text: &str) -> EntryType {
+        EntryType::KNOWN
+            .iter()
+            .find(|(s, _)| *s == text)
+            .map_or(EntryType::Other, |(_, t)| *t)
+    }
+
+    /// Pi's spelling; `other` and `missing` for the rest.
+    pub fn as_str(self) -> &'static str {
+        EntryType::KNOWN.iter().find(|(_, t)| *t == self).map_or(
+            if self == EntryType::Missing {
+                "missing"
+            } else {
+                "other"
+            },
+            |(s, _)| s,
+        )
+    }
+
+    pub(crate) fn code(self) -> u8 {
+        EntryType::KNOWN
+            .iter()
+            .position(|(_, t)| *t == self)
+            .map_or(if self == EntryType::Missing { 13 } else { 12 }, |p| {
+                p as u8
+            })
+    }
+
+    pub(crate) fn from_code(code: u8) -> EntryType {
+        match code {
+            13 => EntryType::Missing,
+            c => EntryType::KNOWN
+                .get(usize::from(c))
+                .map_or(EntryType::Other, |(_, t)| *t),
+        }
+    }
+}
+
+/// The few fields of a line the reader keeps.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Head {
+    /// `type`, when a string.
+    pub ty: Option<String>,
+    /// `id`, when a string of at most 128 bytes.
+    pub id: Option<String>,
+    /// `parentId`, when a string of at most 128 bytes (`null` and anything else: none).
+    pub parent_id: Option<String>,
+    /// `customType`, when a string (bounded).
+    pub custom_type: Option<String>,
+    /// `message.role`, when `message` is an object with a string `role` (bounded).
+    pub role: Option<String>,
+}
+
+impl Head {
+    /// The entry's type.
+    pub fn entry_type(&self) -> EntryType {
+        self.ty
+            .as_deref()
+            .map_or(EntryType::Missing, EntryType::parse)
+    }
+}
+
+fn bounded(s: Cow<'_, str>) -> Option<String> {
+    (s.len() <= MAX_ID_BYTES).then(|| s.into_owned())
+}
+
+/// A value that is kept when it is a string and skipped otherwise.
+struct MaybeStr(Option<String>);
+
+impl<'de> serde::Deserialize<'de> for MaybeStr {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(MaybeStrVisitor)
+    }
+}
+
+struct MaybeStrVisitor;
+
+macro_rules! none_for {
+    ($($name:ident: $t:ty),*) => {$(
+        fn $name<E: de::Error>(self, _: $t) -> Result<Self::Value, E> { Ok(MaybeStr(None)) }
+    )*};
+}
+
+impl<'de> Visitor<'de> for MaybeStrVisitor {
+    type Value = MaybeStr;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<MaybeStr, E> {
+        Ok(MaybeStr(bounded(Cow::Borrowed(v))))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<MaybeStr, E> {
+        Ok(MaybeStr(bounded(Cow::Borrowed(v))))
+    }
+    none_for!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64);
+    fn visit_unit<E: de::Error>(self) -> Result<MaybeStr, E> {
+        Ok(MaybeStr(None))
+    }
+    fn visit_none<E: de::Error>(self) -> Result<MaybeStr, E> {
+        Ok(MaybeStr(None))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MaybeStr, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(MaybeStr(None))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MaybeStr, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(MaybeStr(None))
+    }
+}
+
+/// `message`: its `role` when it is an object.
+struct Message(Option<String>);
+
+impl<'de> serde::Deserialize<'de> for Message {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Message;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Message, A::Error> {
+                let mut role = None;
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    if key == "role" {
+                        role = map.next_value::<MaybeStr>()?.0;
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(Message(role))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Message, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Message(None))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Message, E> {
+                Ok(Message(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Message, E> {
+                Ok(Message(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Message, E> {
+                Ok(Message(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Message, E> {
+                Ok(Message(None))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Message, E> {
+                Ok(Message(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Message, E> {
+                Ok(Message(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The top level: the fields the reader keeps; the last duplicate wins, as with JSON.parse.
+struct HeadDe(Head);
+
+impl<'de> serde::Deserialize<'de> for HeadDe {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = HeadDe;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<HeadDe, A::Error> {
+                let mut head = Head::default();
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    match &*key {
+                        "type" => head.ty = map.next_value::<MaybeStr>()?.0,
+                        "id" => head.id = map.next_value::<MaybeStr>()?.0,
+                        "parentId" => head.parent_id = map.next_value::<MaybeStr>()?.0,
+                        "customType" => head.custom_type = map.next_value::<MaybeStr>()?.0,
+                        "message" => head.role = map.next_value::<Message>()?.0,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(HeadDe(head))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<HeadDe, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(HeadDe(Head::default()))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<HeadDe, E> {
+                Ok(HeadDe(Head::default()))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<HeadDe, E> {
+                Ok(HeadDe(Head::default()))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<HeadDe, E> {
+                Ok(HeadDe(Head::default()))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<HeadDe, E> {
+                Ok(HeadDe(Head::default()))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<HeadDe, E> {
+                Ok(HeadDe(Head::default()))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<HeadDe, E> {
+                Ok(HeadDe(Head::default()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Parses a line of at most [`MAX_DECODED_LINE_BYTES`]; `None` when it is not valid JSON.
+pub fn parse_head(line: &[u8]) -> Option<Head> {
+    serde_json::from_slice::<HeadDe>(line).ok().map(|h| h.0)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Type,
+    Id,
+    ParentId,
+    CustomType,
+    Message,
+    Role,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    object: bool,
+    expect_key: bool,
+    is_message: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Capture {
+    Nothing,
+    Key,
+    Value(Field),
+}
+
+/// A streaming scanner for one long line: feed it the line in pieces, then [`LineScanner::finish`].
+///
+/// It tracks nesting and strings, keeps the top-level `type`, `id`, `parentId`, `customType`
+/// and `message.role` (each at most 128 bytes, without escapes), and checks that brackets
+/// balance and that exactly one top-level value is present. It does not validate numbers or
+/// literals: a long line with a malformed literal is indexed, where JSON.parse would skip it.
+#[derive(Debug)]
+pub struct LineScanner {
+    stack: Vec<Frame>,
+    in_string: bool,
+    escape: bool,
+    capture: Capture,
+    captured: Vec<u8>,
+    spoiled: bool,
+    key_field: Option<Field>,
+    head: Head,
+    started: bool,
+    closed: bool,
+    broken: bool,
+}
+
+impl Default for LineScanner {
+    fn default() -> Self {
+        LineScanner::new()
+    }
+}
+
+impl LineScanner {
+    /// A scanner at the start of a line.
+    pub fn new() -> LineScanner {
+        LineScanner {
+            stack: Vec::new(),
+            in_string: false,
+            escape: false,
+            capture: Capture::Nothing,
+            captured: Vec::new(),
+            spoiled: false,
+            key_field: None,
+            head: Head::default(),
+            started: false,
+            closed: false,
+            broken: false,
+        }
+    }
+
+    fn value_start(&mut self) {
+        if self.stack.is_empty() {
+            if self.started {
+                self.broken = true;
+            }
+            self.started = true;
+        }
+    }
+
+    /// Feeds the next piece of the line.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        let mut i = 0;
+        while i < bytes.len() && !self.broken {
+            if self.in_string {
+                if self.capture == Capture::Nothing && !self.escape {
+                    // The common case in a long line: skip to the next quote or backslash.
+                    match bytes[i..].iter().position(|&b| b == b'"' || b == b'\\') {
+                        Some(p) => i += p,
+                        None => return,
+                    }
+                }
+                let b = bytes[i];
+                i += 1;
+                if self.escape {
+                    self.escape = false;
+                    continue;
+                }
+                match b {
+                    b'\\' => {
+                        self.escape = true;
+                        self.spoiled = true;
+                    }
+                    b'"' => {
+                        self.in_string = false;
+                        self.end_string();
+                    }
+                    _ if self.capture != Capture::Nothing => {
+                        if self.captured.len() < MAX_ID_BYTES {
+                            self.captured.push(b);
+                        } else {
+                            self.spoiled = true;
+                        }
+                    }
+                    _ => {}
+                }
+                continue;
+            }
+            let b = bytes[i];
+            i += 1;
+            match b {
+                b' ' | b'\t' | b'\r' | b'\n' => {}
+                b'"' => {
+                    self.in_string = true;
+                    self.captured.clear();
+                    self.spoiled = false;
+                    let depth = self.stack.len();
+                    self.capture = match self.stack.last_mut() {
+                        Some(f) if f.object && f.expect_key => {
+                            if depth == 1 || f.is_message {
+                                Capture::Key
+                            } else {
+                                Capture::Nothing
+                            }
+                        }
+                        _ => {
+                            self.value_start();
+                            match self.key_field.take() {
+                                Some(Field::Message) | None => Capture::Nothing,
+                                Some(field) => Capture::Value(field),
+                            }
+                        }
+                    };
+                }
+                b'{' | b'[' => {
+                    self.value_start();
+                    if self.stack.len() >= MAX_DEPTH || self.closed {
+                        self.broken = true;
+                        continue;
+                    }
+                    let is_message = b == b'{' && self.key_field == Some(Field::Message);
+                    self.key_field = None;
+                    self.stack.push(Frame {
+                        object: b == b'{',
+                        expect_key: b == b'{',
+                        is_message,
+                    });
+                }
+                b'}' | b']' => match self.stack.pop() {
+                    Some(f) if f.object == (b == b'}') => {
+                        self.key_field = None;
+                        if self.stack.is_empty() {
+                            self.closed = true;
+                        }
+                    }
+                    _ => self.broken = true,
+                },
+                b':' => match self.stack.last_mut() {
+                    Some(f) if f.object && f.expect_key => f.expect_key = false,
+                    _ => self.broken = true,
+                },
+                b',' => match self.stack.last_mut() {
+                    Some(f) => {
+                        f.expect_key = f.object;
+                        self.key_field = None;
+                    }
+                    None => self.broken = true,
+                },
+                _ => {
+                    // A literal or a number: it ends whatever field was waiting for a value.
+                    if self.stack.is_empty() && !self.started {
+                        self.started = true;
+                    } else if self.stack.is_empty() && self.closed {
+                        self.broken = true;
+                    }
+                    self.key_field = None;
+                }
+            }
+        }
+    }
+
+    fn end_string(&mut self) {
+        let text = (!self.spoiled)
+            .then(|| std::str::from_utf8(&self.captured).ok())
+            .flatten();
+        match self.capture {
+            Capture::Nothing => {}
+            Capture::Key => {
+                let in_message = self.stack.last().is_some_and(|f| f.is_message);
+                self.key_field = match (in_message, text) {
+                    (false, Some("type")) => Some(Field::Type),
+                    (false, Some("id")) => Some(Field::Id),
+                    (false, Some("parentId")) => Some(Field::ParentId),
+                    (false, Some("customType")) => Some(Field::CustomType),
+                    (false, Some("message")) => Some(Field::Message),
+                    (true, Some("role")) => Some(Field::Role),
+                    _ => None,
+                };
+            }
+            Capture::Value(field) => {
+                let value = text.map(str::to_owned);
+                match field {
+                    Field::Type => self.head.ty = value,
+                    Field::Id => self.head.id = value,
+                    Field::ParentId => self.head.parent_id = value,
+                    Field::CustomType => self.head.custom_type = value,
+                    Field::Role => self.head.role = value,
+                    Field::Message => {}
+                }
+            }
+        }
+        self.capture = Capture::Nothing;
+    }
+
+    /// The fields found, or `None` when the line is not one balanced JSON value.
+    pub fn finish(self) -> Option<Head> {
+        (!self.broken && !self.in_string && self.stack.is_empty() && self.started)
+            .then_some(self.head)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn scan(line: &[u8], piece: usize) -> Option<Head> {
+        let mut s = LineScanner::new();
+        for chunk in line.chunks(piece.max(1)) {
+            s.feed(chunk);
+        }
+        s.finish()
+    }
+
+    #[test]
+    fn heads_of_pi_lines() {
+        let custom = br#"{"type":"custom","customType":"context-decisions-tools","data":{"id":"inner","type":"x"},"id":"a2331584","parentId":"b15ae340","timestamp":"t"}"#;
+        let message = br#"{"type":"message","id":"c1","parentId":null,"timestamp":"t","message":{"content":[{"role":"nested"}],"role":"user"}}"#;
+        for line in [&custom[..], &message[..]] {
+            let parsed = parse_head(line).unwrap();
+            for piece in [1, 3, 7, 1000] {
+                assert_eq!(scan(line, piece).as_ref(), Some(&parsed), "{piece}");
+            }
+        }
+        let head = parse_head(custom).unwrap();
+        assert_eq!(head.id.as_deref(), Some("a2331584"));
+        assert_eq!(head.parent_id.as_deref(), Some("b15ae340"));
+        assert_eq!(head.entry_type(), EntryType::Custom);
+        let head = parse_head(message).unwrap();
+        assert_eq!(head.role.as_deref(), Some("user"));
+        assert_eq!(head.parent_id, None);
+    }
+
+    #[test]
+    fn the_last_duplicate_wins_and_odd_values_are_skipped() {
+        let head = parse_head(br#"{"id":"a","id":"b","type":5,"parentId":{"x":1}}"#).unwrap();
+        assert_eq!(head.id.as_deref(), Some("b"));
+        assert_eq!(head.ty, None);
+        assert_eq!(head.parent_id, None);
+        assert_eq!(parse_head(b"[1,2]"), Some(Head::default()));
+        assert_eq!(parse_head(br#"{"id":"a""#), None);
+    }
+
+    #[test]
+    fn broken_lines_are_refused_by_the_scanner() {
+        for line in [
+            &br#"{"id":"a""#[..],
+            br#"{"id":"a"]"#,
+            br#"{"id":"a"} {"#,
+            br#"{"a":"unterminated}"#,
+            b"",
+        ] {
+            assert_eq!(scan(line, 2), None, "{}", String::from_utf8_lossy(line));
+        }
+    }
+
+    proptest! {
+        /// On valid JSON objects, the scanner finds what serde finds, however the line is cut.
+        #[test]
+        fn the_scanner_agrees_with_serde(
+            ty in prop::option::of("[a-z_]{1,12}"),
+            id in prop::option::of("[0-9a-f]{8}"),
+            parent in prop::option::of("[0-9a-f]{8}"),
+            role in prop::option::of("user|assistant"),
+            noise in prop::collection::vec(("[a-z]{1,6}", any::<u32>()), 0..4),
+            piece in 1..64usize,
+        ) {
+            let mut obj = serde_json::Map::new();
+            for (k, v) in &noise {
+                obj.insert(k.clone(), serde_json::json!({"nested": [v, {"id": "zz"}], "s": "q\"\\"}));
+            }
+            if let Some(t) = &ty { obj.insert("type".into(), t.clone().into()); }
+            if let Some(i) = &id { obj.insert("id".into(), i.clone().into()); }
+            obj.insert("parentId".into(), parent.clone().map_or(serde_json::Value::Null, Into::into));
+            if let Some(r) = &role {
+                obj.insert("message".into(), serde_json::json!({"content": "x", "role": r}));
+            }
+            let line = serde_json::to_vec(&serde_json::Value::Object(obj)).unwrap();
+            let parsed = parse_head(&line).unwrap();
+            prop_assert_eq!(scan(&line, piece), Some(parsed));
+        }
+    }
+}

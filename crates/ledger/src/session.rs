@@ -1,0 +1,584 @@
+//! Pi session files (JSONL), read as Pi reads them, streaming and bounded.
+//!
+//! Line 1 is the header `{"type":"session","version":3,"id":…}`; every other line is an entry
+//! with `type`, `id`, `parentId` and `timestamp`. The leaf is the last entry in file order, and
+//! a branch is the `parentId` chain from a leaf to the root, returned root first, all entry
+//! types, not cut by compaction (as `getBranch()`). Forks and clones are separate files with the
+//! same ids and `parentSession` set; each reads on its own.
+//!
+//! Reading keeps a small index per line ([`SessionFile::INDEX_BYTES_PER_LINE`] bytes) and decodes
+//! only the lines asked for. A line over 1 MiB is never decoded whole: its `type`, `id` and
+//! `parentId` are recovered by a streaming scan so the branch stays whole. Blank lines are
+//! skipped; malformed lines are reported and skipped (as Pi does); a truncated last line (a
+//! crash while writing) is tolerated. Nothing panics on any input.
+
+use crate::scan::{parse_head, EntryType, Head, LineScanner, MAX_DECODED_LINE_BYTES};
+use crate::{fold, BranchState, CUSTOM_TYPE};
+use pcd_model::AuditFinding;
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+
+/// Why a session file cannot be read. Never names the path (it can hold a user name).
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The file cannot be opened or read.
+    #[error("the session file cannot be read: {0}")]
+    Io(io::ErrorKind),
+    /// The first parsed line is not a session header with a string `id` (Pi loads no entries).
+    #[error("not a Pi session file: the first entry is not a session header")]
+    NotASession,
+    /// The file has more lines than the index holds (over 4 billion).
+    #[error("the session file has more than {0} lines")]
+    TooManyLines(u32),
+    /// `--leaf` names an id that no entry has.
+    #[error("no entry has the requested leaf id")]
+    UnknownLeaf,
+}
+
+impl From<io::Error> for SessionError {
+    fn from(e: io::Error) -> Self {
+        SessionError::Io(e.kind())
+    }
+}
+
+/// What was wrong with one line; the line is skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineProblemCode {
+    /// Not valid JSON (and not the last line).
+    Malformed,
+    /// Valid JSON but no usable `id` (missing, not a string, or over 128 bytes).
+    NoId,
+    /// The `parentId` chain loops back on itself; the branch stops there.
+    Cycle,
+}
+
+impl LineProblemCode {
+    /// A stable code for JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LineProblemCode::Malformed => "malformed_line",
+            LineProblemCode::NoId => "entry_without_id",
+            LineProblemCode::Cycle => "parent_cycle",
+        }
+    }
+}
+
+/// A problem on a line (1-based line number).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineProblem {
+    /// What.
+    pub code: LineProblemCode,
+    /// Where: the 1-based line number.
+    pub line: u64,
+}
+
+/// The session header's safe fields. `cwd` and `parentSession` are paths and are not kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionHeader {
+    /// `version` (1 when absent). Versions below 2 have no ids: entries form one chain in file
+    /// order, as Pi's migration makes them.
+    pub version: u64,
+    /// The session id (Pi's `[A-Za-z0-9._-]`, at most 128 bytes; otherwise `None`).
+    pub id: Option<String>,
+    /// Whether the file is a fork or clone of another session (`parentSession` set).
+    pub forked: bool,
+}
+
+/// One line as the streaming reader sees it.
+#[derive(Debug)]
+pub struct ScannedLine<'a> {
+    /// The 1-based line number.
+    pub line: u64,
+    /// The byte offset of the line's first byte.
+    pub offset: u64,
+    /// The line's length in bytes, without the newline.
+    pub len: u64,
+    /// Whether a newline ended it (false only for the last line of the file).
+    pub terminated: bool,
+    /// The fields found, or `None` when the line is not valid JSON.
+    pub head: Option<Head>,
+    /// The whole line, when it is at most 1 MiB.
+    pub bytes: Option<&'a [u8]>,
+}
+
+/// Reads a JSONL file line by line in bounded memory, from any byte offset.
+pub struct LineReader<R> {
+    inner: BufReader<R>,
+    offset: u64,
+    line: u64,
+    buf: Vec<u8>,
+}
+
+impl<R: Read> LineReader<R> {
+    /// A reader of `inner` whose first byte is at `offset` and whose next line is number
+    /// `line + 1`.
+    pub fn new(inner: R, offset: u64, line: u64) -> LineReader<R> {
+        LineReader {
+            inner: BufReader::with_capacity(256 * 1024, inner),
+            offset,
+            line,
+            buf: Vec::new(),
+        }
+    }
+
+    /// The next non-blank line, or `None` at the end of the input.
+    pub fn next_line(&mut self) -> io::Result<Option<ScannedLine<'_>>> {
+        loop {
+            self.buf.clear();
+            let start = self.offset;
+            let mut scanner: Option<LineScanner> = None;
+            let mut len = 0u64;
+            let mut terminated = false;
+            loop {
+                let available = match self.inner.fill_buf() {
+                    Ok(a) => a,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                };
+                if available.is_empty() {
+                    break;
+                }
+                let (piece, used, end) = match available.iter().position(|&b| b == b'\n') {
+                    Some(i) => (&available[..i], i + 1, true),
+                    None => (available, available.len(), false),
+                };
+                len += piece.len() as u64;
+                match &mut scanner {
+                    Some(s) => s.feed(piece),
+                    None if self.buf.len() + piece.len() > MAX_DECODED_LINE_BYTES => {
+                        let mut s = LineScanner::new();
+                        s.feed(&self.buf);
+                        s.feed(piece);
+                        self.buf.clear();
+                        scanner = Some(s);
+                    }
+                    None => self.buf.extend_from_slice(piece),
+                }
+                self.inner.consume(used);
+                self.offset += used as u64;
+                if end {
+                    terminated = true;
+                    break;
+                }
+            }
+            if len == 0 && !terminated {
+                return Ok(None);
+            }
+            self.line += 1;
+            let blank = scanner.is_none() && self.buf.iter().all(|b| b.is_ascii_whitespace());
+            if blank {
+                continue;
+            }
+            let (head, bytes) = match scanner {
+                Some(s) => (s.finish(), None),
+                None => (parse_head(&self.buf), Some(&self.buf[..])),
+            };
+            return Ok(Some(ScannedLine {
+                line: self.line,
+                offset: start,
+                len,
+                terminated,
+                head,
+                bytes,
+            }));
+        }
+    }
+
+    /// The offset just past the last byte read.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+}
+
+const NONE: u32 = u32::MAX;
+const NO_ID: u64 = u64::MAX;
+const FLAG_LONG: u8 = 1;
+const FLAG_LEDGER: u8 = 2;
+const FLAG_USER: u8 = 4;
+
+/// The per-line index: 24 bytes, plus 8 for the id key in [`SessionFile::ids`].
+#[derive(Debug, Clone, Copy)]
+struct LineIndex {
+    offset: u64,
+    len: u32,
+    parent: u32,
+    line: u32,
+    kind: u8,
+    flags: u8,
+}
+
+/// Where an entry is in a [`SessionFile`] (its position among the entries, in file order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EntryPos(u32);
+
+/// An indexed Pi session file (or any `Read + Seek` holding one).
+pub struct SessionFile<R> {
+    source: R,
+    header: SessionHeader,
+    lines: Vec<LineIndex>,
+    /// Id keys: 8 lowercase hex digits as their value, longer ids as `2^32 + n` into `long_ids`.
+    ids: Vec<u64>,
+    long_ids: Vec<Box<str>>,
+    problems: Vec<LineProblem>,
+    truncated_tail: bool,
+    bytes: u64,
+}
+
+/// The fold of one branch of a session file.
+#[derive(Debug, Clone)]
+pub struct BranchReplay {
+    /// The folded state.
+    pub state: BranchState,
+    /// Audit findings of the ledger entries on the branch.
+    pub findings: Vec<AuditFinding>,
+    /// How many entries the branch has.
+    pub entries: usize,
+}
+
+impl SessionFile<File> {
+    /// Opens and indexes a session file.
+    pub fn open(path: &Path) -> Result<SessionFile<File>, SessionError> {
+        SessionFile::from_reader(File::open(path)?)
+    }
+}
+
+fn short_id(id: &str) -> Option<u64> {
+    (id.len() == 8 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        .then(|| u64::from_str_radix(id, 16).ok())
+        .flatten()
+}
+
+fn session_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+impl<R: Read + Seek> SessionFile<R> {
+    /// What the index keeps per line, in bytes.
+    pub const INDEX_BYTES_PER_LINE: usize =
+        std::mem::size_of::<LineIndex>() + std::mem::size_of::<u64>();
+
+    /// Indexes a session held by `source`, reading it once from the start.
+    pub fn from_reader(mut source: R) -> Result<SessionFile<R>, SessionError> {
+        source.seek(SeekFrom::Start(0))?;
+        let mut reader = LineReader::new(&mut source, 0, 0);
+        let mut header: Option<SessionHeader> = None;
+        let mut lines = Vec::new();
+        let mut ids = Vec::new();
+        let mut parents = Vec::new();
+        let mut long: HashMap<Box<str>, u64> = HashMap::new();
+        let mut long_ids: Vec<Box<str>> = Vec::new();
+        let mut problems = Vec::new();
+        let mut truncated_tail = false;
+        let mut key_of = |id: Option<&str>| -> u64 {
+            let Some(id) = id else { return NO_ID };
+            if let Some(k) = short_id(id) {
+                return k;
+            }
+            if let Some(k) = long.get(id) {
+                return *k;
+            }
+            let k = (1u64 << 32) + long_ids.len() as u64;
+            long.insert(id.into(), k);
+            long_ids.push(id.into());
+            k
+        };
+        while let Some(line) = reader.next_line()? {
+            let Some(head) = line.head else {
+                if line.terminated {
+                    problems.push(LineProblem {
+                        code: LineProblemCode::Malformed,
+                        line: line.line,
+                    });
+                } else {
+                    truncated_tail = true;
+                }
+                continue;
+            };
+            let ty = head.entry_type();
+            if header.is_none() {
+                // Pi takes the first parsed line as the header, or loads nothing.
+                if ty != EntryType::Session || head.id.is_none() {
+                    return Err(SessionError::NotASession);
+                }
+                header = Some(read_header(line.bytes, &head));
+                continue;
+            }
+            if ty == EntryType::Session {
+                continue;
+            }
+            if lines.len() >= NONE as usize {
+                return Err(SessionError::TooManyLines(NONE));
+            }
+            if head.id.is_none() {
+                problems.push(LineProblem {
+                    code: LineProblemCode::NoId,
+                    line: line.line,
+                });
+            }
+            let mut flags = 0;
+            if line.bytes.is_none() {
+                flags |= FLAG_LONG;
+            }
+            if ty == EntryType::Custom && head.custom_type.as_deref() == Some(CUSTOM_TYPE) {
+                flags |= FLAG_LEDGER;
+            }
+            if ty == EntryType::Message && head.role.as_deref() == Some("user") {
+                flags |= FLAG_USER;
+            }
+            ids.push(key_of(head.id.as_deref()));
+            parents.push(key_of(head.parent_id.as_deref()));
+            lines.push(LineIndex {
+                offset: line.offset,
+                len: u32::try_from(line.len).unwrap_or(u32::MAX),
+                parent: NONE,
+                line: u32::try_from(line.line).unwrap_or(u32::MAX),
+                kind: ty.code(),
+                flags,
+            });
+        }
+        let bytes = reader.offset();
+        drop(reader);
+        let header = header.ok_or(SessionError::NotASession)?;
+        if header.version < 2 {
+            // Pi's migration to version 2 chains entries in file order.
+            for (i, l) in lines.iter_mut().enumerate().skip(1) {
+                l.parent = (i - 1) as u32;
+            }
+        } else {
+            // Pi's Map keeps the last entry of a duplicated id.
+            let mut by_id: Vec<(u64, u32)> = ids
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| **k != NO_ID)
+                .map(|(i, k)| (*k, i as u32))
+                .collect();
+            by_id.sort_unstable();
+            for (l, parent) in lines.iter_mut().zip(&parents) {
+                if *parent == NO_ID {
+                    continue;
+                }
+                let end = by_id.partition_point(|(k, _)| k <= parent);
+                if end > 0 && by_id[end - 1].0 == *parent {
+                    l.parent = by_id[end - 1].1;
+                }
+            }
+        }
+        Ok(SessionFile {
+            source,
+            header,
+            lines,
+            ids,
+            long_ids,
+            problems,
+            truncated_tail,
+            bytes,
+        })
+    }
+
+    /// The header.
+    pub fn header(&self) -> &SessionHeader {
+        &self.header
+    }
+
+    /// How many entries (lines after the header that parsed).
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Whether the session has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// Malformed lines, entries without ids and parent cycles met so far.
+    pub fn problems(&self) -> &[LineProblem] {
+        &self.problems
+    }
+
+    /// Whether the last line was cut short (a crash while writing) and skipped.
+    pub fn truncated_tail(&self) -> bool {
+        self.truncated_tail
+    }
+
+    /// The bytes read.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The leaf Pi picks on load: the last entry in file order, when it has an id.
+    pub fn leaf(&self) -> Option<EntryPos> {
+        let last = self.lines.len().checked_sub(1)?;
+        (self.ids[last] != NO_ID).then_some(EntryPos(last as u32))
+    }
+
+    /// The entry with this id (the last one, if several share it).
+    pub fn find(&self, id: &str) -> Option<EntryPos> {
+        let key = match short_id(id) {
+            Some(k) => k,
+            None => {
+                let n = self.long_ids.iter().position(|l| &**l == id)?;
+                (1u64 << 32) + n as u64
+            }
+        };
+        self.ids
+            .iter()
+            .rposition(|k| *k == key)
+            .map(|i| EntryPos(i as u32))
+    }
+
+    /// The entry's id.
+    pub fn id(&self, pos: EntryPos) -> Option<String> {
+        let key = *self.ids.get(pos.0 as usize)?;
+        match key {
+            NO_ID => None,
+            k if k < (1 << 32) => Some(format!("{k:08x}")),
+            k => self
+                .long_ids
+                .get((k - (1 << 32)) as usize)
+                .map(|s| s.to_string()),
+        }
+    }
+
+    /// The entry's type.
+    pub fn entry_type(&self, pos: EntryPos) -> EntryType {
+        self.lines
+            .get(pos.0 as usize)
+            .map_or(EntryType::Missing, |l| EntryType::from_code(l.kind))
+    }
+
+    /// The entry's 1-based line number.
+    pub fn line_number(&self, pos: EntryPos) -> u64 {
+        self.lines
+            .get(pos.0 as usize)
+            .map_or(0, |l| u64::from(l.line))
+    }
+
+    /// Whether the entry is a `context-decisions-tools` custom entry.
+    pub fn is_ledger(&self, pos: EntryPos) -> bool {
+        self.lines
+            .get(pos.0 as usize)
+            .is_some_and(|l| l.flags & FLAG_LEDGER != 0)
+    }
+
+    /// Every entry, in file order.
+    pub fn positions(&self) -> impl Iterator<Item = EntryPos> {
+        (0..self.lines.len() as u32).map(EntryPos)
+    }
+
+    /// The branch from the root to `leaf`, root first (as `getBranch(leaf)`). A `parentId`
+    /// naming no entry ends the walk, as in Pi; a cycle ends it too and is reported.
+    pub fn branch(&mut self, leaf: EntryPos) -> Vec<EntryPos> {
+        let mut path = Vec::new();
+        let mut current = leaf.0;
+        while current != NONE && (current as usize) < self.lines.len() {
+            if path.len() > self.lines.len() {
+                let line = u64::from(self.lines[current as usize].line);
+                self.problems.push(LineProblem {
+                    code: LineProblemCode::Cycle,
+                    line,
+                });
+                break;
+            }
+            path.push(EntryPos(current));
+            current = self.lines[current as usize].parent;
+        }
+        path.reverse();
+        path
+    }
+
+    /// The branch for the leaf with this id, or for Pi's leaf when `None`. An empty session,
+    /// or one whose last entry has no id, has an empty branch.
+    pub fn branch_for(&mut self, leaf: Option<&str>) -> Result<Vec<EntryPos>, SessionError> {
+        let leaf = match leaf {
+            Some(id) => Some(self.find(id).ok_or(SessionError::UnknownLeaf)?),
+            None => self.leaf(),
+        };
+        Ok(leaf.map(|l| self.branch(l)).unwrap_or_default())
+    }
+
+    /// The entry as JSON: the whole line when it is at most 1 MiB, otherwise a stub holding
+    /// `type`, `id` and `parentId` (and `message.role` for a message).
+    pub fn read_entry(&mut self, pos: EntryPos) -> Result<Value, SessionError> {
+        let l = self.lines[pos.0 as usize];
+        if l.flags & FLAG_LONG == 0 {
+            let mut buf = vec![0; l.len as usize];
+            self.source.seek(SeekFrom::Start(l.offset))?;
+            self.source.read_exact(&mut buf)?;
+            if let Ok(value) = serde_json::from_slice(&buf) {
+                return Ok(value);
+            }
+        }
+        Ok(self.stub(pos))
+    }
+
+    fn stub(&self, pos: EntryPos) -> Value {
+        let l = self.lines[pos.0 as usize];
+        let mut obj = Map::new();
+        obj.insert("type".into(), EntryType::from_code(l.kind).as_str().into());
+        obj.insert("id".into(), self.id(pos).map_or(Value::Null, Value::from));
+        let parent = (l.parent != NONE)
+            .then(|| self.id(EntryPos(l.parent)))
+            .flatten();
+        obj.insert("parentId".into(), parent.map_or(Value::Null, Value::from));
+        if l.flags & FLAG_USER != 0 {
+            obj.insert("message".into(), json!({"role": "user"}));
+        }
+        if l.flags & FLAG_LEDGER != 0 {
+            obj.insert("customType".into(), CUSTOM_TYPE.into());
+        }
+        Value::Object(obj)
+    }
+
+    /// Every entry of the branch, root first, as [`SessionFile::read_entry`] gives them.
+    pub fn read_branch(&mut self, branch: &[EntryPos]) -> Result<Vec<Value>, SessionError> {
+        branch.iter().map(|p| self.read_entry(*p)).collect()
+    }
+
+    /// Folds a branch, decoding only its ledger entries; other entries are seen as stubs (a
+    /// user message still resolves the first-prompt reference).
+    pub fn fold_branch(&mut self, branch: &[EntryPos]) -> Result<BranchReplay, SessionError> {
+        let mut values = Vec::new();
+        for &pos in branch {
+            let l = self.lines[pos.0 as usize];
+            if l.flags & FLAG_LEDGER != 0 {
+                values.push(self.read_entry(pos)?);
+            } else if l.flags & FLAG_USER != 0 {
+                values.push(self.stub(pos));
+            }
+        }
+        let (state, findings) = fold(&values);
+        Ok(BranchReplay {
+            state,
+            findings,
+            entries: branch.len(),
+        })
+    }
+}
+
+fn read_header(bytes: Option<&[u8]>, head: &Head) -> SessionHeader {
+    let value: Option<Value> = bytes.and_then(|b| serde_json::from_slice(b).ok());
+    // A header too long to decode is taken as current: only real version 1 files lack ids.
+    let version = match &value {
+        None => 3,
+        Some(v) => v.get("version").and_then(Value::as_u64).unwrap_or(1),
+    };
+    let forked = value
+        .as_ref()
+        .and_then(|v| v.get("parentSession"))
+        .is_some_and(|p| !p.is_null());
+    SessionHeader {
+        version,
+        id: head.id.clone().filter(|id| session_id(id)),
+        forked,
+    }
+}
+
+#[cfg(test)]
+mod tests;

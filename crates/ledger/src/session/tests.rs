@@ -1,0 +1,304 @@
+use super::*;
+use crate::{encode_round, Basis, Boundary, Round};
+use pcd_model::{AuditFindingCode, Mode};
+use std::io::Cursor;
+
+fn header() -> String {
+    r#"{"type":"session","version":3,"id":"019a-sess","timestamp":"2026-11-29T17:00:00.000Z","cwd":"/home/secret-user/project"}"#.to_owned()
+}
+
+fn line(ty: &str, id: &str, parent: Option<&str>, extra: &str) -> String {
+    let parent = parent.map_or("null".to_owned(), |p| format!("\"{p}\""));
+    format!(
+        r#"{{"type":"{ty}","id":"{id}","parentId":{parent},"timestamp":"2026-11-29T17:13:20.686Z"{extra}}}"#
+    )
+}
+
+fn user(id: &str, parent: Option<&str>) -> String {
+    line(
+        "message",
+        id,
+        parent,
+        r#","message":{"role":"user","content":"use the token sk-SECRET"}"#,
+    )
+}
+
+fn ledger(id: &str, parent: Option<&str>, round: &str, tools: &[&str]) -> String {
+    let mut r = Round::new(round, Mode::Tools, Boundary::Prompt, Basis::Scored);
+    r.tools = tools.iter().map(|t| (*t).to_owned()).collect();
+    let data = encode_round(&r).unwrap().remove(0);
+    // Pi's key order for custom entries: type, customType, data, id, parentId, timestamp.
+    let parent = parent.map_or("null".to_owned(), |p| format!("\"{p}\""));
+    format!(
+        r#"{{"type":"custom","customType":"{CUSTOM_TYPE}","data":{data},"id":"{id}","parentId":{parent},"timestamp":"2026-11-29T17:13:20.686Z"}}"#
+    )
+}
+
+fn open(lines: &[String], trailing_newline: bool) -> SessionFile<Cursor<Vec<u8>>> {
+    let mut text = lines.join("\n");
+    if trailing_newline {
+        text.push('\n');
+    }
+    SessionFile::from_reader(Cursor::new(text.into_bytes())).unwrap()
+}
+
+fn ids(file: &mut SessionFile<Cursor<Vec<u8>>>, branch: &[EntryPos]) -> Vec<String> {
+    branch.iter().map(|p| file.id(*p).unwrap()).collect()
+}
+
+/// A tree: a1 <- a2 (ledger r1) <- a3, then /tree back to a1 and a second branch b1 (ledger r2)
+/// <- b2, with a label, a branch summary and a compaction on the way.
+fn tree() -> Vec<String> {
+    vec![
+        header(),
+        line(
+            "model_change",
+            "0000000a",
+            None,
+            r#","provider":"p","modelId":"m""#,
+        ),
+        user("000000a1", Some("0000000a")),
+        ledger("000000a2", Some("000000a1"), "r1", &["web_fetch"]),
+        line(
+            "message",
+            "000000a3",
+            Some("000000a2"),
+            r#","message":{"role":"assistant"}"#,
+        ),
+        line(
+            "branch_summary",
+            "000000b0",
+            Some("000000a1"),
+            r#","fromId":"000000a3","summary":"s""#,
+        ),
+        ledger("000000b1", Some("000000b0"), "r2", &["notes_add"]),
+        line(
+            "label",
+            "000000b2",
+            Some("000000b1"),
+            r#","targetId":"000000a1","label":"x""#,
+        ),
+        line(
+            "compaction",
+            "000000b3",
+            Some("000000b2"),
+            r#","summary":"c","firstKeptEntryId":"000000b1""#,
+        ),
+    ]
+}
+
+#[test]
+fn the_leaf_is_the_last_entry_and_branches_go_root_first() {
+    let mut file = open(&tree(), true);
+    assert_eq!(file.len(), 8);
+    assert_eq!(file.header().version, 3);
+    assert_eq!(file.header().id.as_deref(), Some("019a-sess"));
+    assert!(!file.header().forked);
+    let branch = file.branch_for(None).unwrap();
+    assert_eq!(
+        ids(&mut file, &branch),
+        ["0000000a", "000000a1", "000000b0", "000000b1", "000000b2", "000000b3"]
+    );
+    let branch = file.branch_for(Some("000000a3")).unwrap();
+    assert_eq!(
+        ids(&mut file, &branch),
+        ["0000000a", "000000a1", "000000a2", "000000a3"]
+    );
+    assert!(matches!(
+        file.branch_for(Some("ffffffff")),
+        Err(SessionError::UnknownLeaf)
+    ));
+    let entries = file.read_branch(&branch).unwrap();
+    assert_eq!(entries[1]["message"]["role"], "user");
+    assert_eq!(entries[2]["customType"], CUSTOM_TYPE);
+}
+
+#[test]
+fn availability_follows_the_branch() {
+    let mut file = open(&tree(), true);
+    let main = file.branch_for(None).unwrap();
+    let replay = file.fold_branch(&main).unwrap();
+    assert!(replay.findings.is_empty());
+    assert!(replay.state.is_tool_available("notes_add"));
+    assert!(!replay.state.is_tool_available("web_fetch"));
+    let other = file.branch_for(Some("000000a3")).unwrap();
+    let replay = file.fold_branch(&other).unwrap();
+    assert!(replay.state.is_tool_available("web_fetch"));
+    assert!(!replay.state.is_tool_available("notes_add"));
+}
+
+#[test]
+fn a_line_over_one_mebibyte_keeps_the_branch_whole() {
+    let image = "A".repeat(3 << 20);
+    let mut lines = vec![
+        header(),
+        user("00000001", None),
+        line(
+            "message",
+            "00000002",
+            Some("00000001"),
+            &format!(
+                r#","message":{{"role":"toolResult","content":[{{"type":"image","data":"{image}"}}]}}"#
+            ),
+        ),
+        ledger("00000003", Some("00000002"), "r1", &["web_fetch"]),
+    ];
+    // Pi writes message fields before `message`; put a long one where the id comes last too.
+    lines.push(format!(
+        r#"{{"type":"message","message":{{"role":"user","content":"{image}"}},"id":"00000004","parentId":"00000003"}}"#
+    ));
+    let mut file = open(&lines, true);
+    let branch = file.branch_for(None).unwrap();
+    assert_eq!(
+        ids(&mut file, &branch),
+        ["00000001", "00000002", "00000003", "00000004"]
+    );
+    let stub = file.read_entry(branch[1]).unwrap();
+    assert_eq!(
+        stub,
+        json!({"type": "message", "id": "00000002", "parentId": "00000001"})
+    );
+    let stub = file.read_entry(branch[3]).unwrap();
+    assert_eq!(stub["message"], json!({"role": "user"}));
+    let replay = file.fold_branch(&branch).unwrap();
+    assert!(replay.state.is_tool_available("web_fetch"));
+}
+
+#[test]
+fn a_ledger_line_over_one_mebibyte_is_reported_not_decoded() {
+    let filler = "x".repeat(2 << 20);
+    let lines = vec![
+        header(),
+        format!(
+            r#"{{"type":"custom","customType":"{CUSTOM_TYPE}","data":{{"v":1,"pad":"{filler}"}},"id":"00000001","parentId":null}}"#
+        ),
+    ];
+    let mut file = open(&lines, true);
+    let branch = file.branch_for(None).unwrap();
+    let replay = file.fold_branch(&branch).unwrap();
+    assert_eq!(replay.findings.len(), 1);
+    assert_eq!(replay.findings[0].code, AuditFindingCode::Undecodable);
+    assert_eq!(replay.findings[0].entry_id.as_deref(), Some("00000001"));
+}
+
+#[test]
+fn truncated_tails_are_tolerated_and_malformed_lines_reported() {
+    let mut lines = tree();
+    lines.insert(3, "{\"type\":\"message\",\"id\":".to_owned());
+    lines.insert(4, String::new());
+    lines.insert(5, "   ".to_owned());
+    lines.push(r#"{"type":"message","id":"000000c1","parentId":"000000b3","mes"#.to_owned());
+    let mut file = open(&lines, false);
+    assert!(file.truncated_tail());
+    assert_eq!(
+        file.problems(),
+        [LineProblem {
+            code: LineProblemCode::Malformed,
+            line: 4
+        }]
+    );
+    // The truncated line is not an entry: the leaf is the compaction before it.
+    let branch = file.branch_for(None).unwrap();
+    assert_eq!(file.id(*branch.last().unwrap()).unwrap(), "000000b3");
+    // A complete last line without a newline counts, as in Pi.
+    let file = open(&tree(), false);
+    assert!(!file.truncated_tail());
+    assert_eq!(file.len(), 8);
+}
+
+#[test]
+fn files_that_are_not_sessions_are_refused() {
+    for text in [
+        "",
+        "\n\n",
+        "{\"type\":\"message\",\"id\":\"1\"}\n",
+        "{\"type\":\"session\"}\n",
+        "[1,2]\n",
+    ] {
+        assert!(
+            matches!(
+                SessionFile::from_reader(Cursor::new(text.as_bytes().to_vec())),
+                Err(SessionError::NotASession)
+            ),
+            "{text:?}"
+        );
+    }
+    // A malformed line before the header is skipped, as Pi skips it.
+    let text = format!("garbage\n{}\n{}\n", header(), user("00000001", None));
+    let file = SessionFile::from_reader(Cursor::new(text.into_bytes())).unwrap();
+    assert_eq!(file.len(), 1);
+}
+
+#[test]
+fn version_one_sessions_are_one_chain_and_forks_are_flagged() {
+    let text = "{\"type\":\"session\",\"id\":\"old\",\"parentSession\":\"/p/x.jsonl\"}\n\
+                {\"type\":\"message\",\"message\":{\"role\":\"user\"}}\n\
+                {\"type\":\"message\",\"message\":{\"role\":\"assistant\"}}\n";
+    let mut file = SessionFile::from_reader(Cursor::new(text.as_bytes().to_vec())).unwrap();
+    assert_eq!(file.header().version, 1);
+    assert!(file.header().forked);
+    // Entries without ids: Pi's leaf id is undefined and its branch empty.
+    assert_eq!(file.leaf(), None);
+    assert_eq!(file.branch(EntryPos(1)).len(), 2);
+}
+
+#[test]
+fn cycles_end_the_walk_and_duplicate_ids_take_the_last() {
+    let lines = vec![
+        header(),
+        line("message", "00000001", Some("00000002"), ""),
+        line("message", "00000002", Some("00000001"), ""),
+    ];
+    let mut file = open(&lines, true);
+    let branch = file.branch_for(None).unwrap();
+    assert!(branch.len() <= 3);
+    assert!(file
+        .problems()
+        .iter()
+        .any(|p| p.code == LineProblemCode::Cycle));
+
+    let lines = vec![
+        header(),
+        line("message", "00000001", None, r#","n":1"#),
+        line("message", "00000001", None, r#","n":2"#),
+        line("message", "00000003", Some("00000001"), ""),
+    ];
+    let mut file = open(&lines, true);
+    let branch = file.branch_for(None).unwrap();
+    assert_eq!(file.read_entry(branch[0]).unwrap()["n"], 2);
+    assert_eq!(file.find("00000001"), Some(EntryPos(1)));
+}
+
+#[test]
+fn long_ids_and_odd_entries_work() {
+    let uuid = "5d1c1f2e-0b7a-4c53-9d55-0b8a6cb1e0aa";
+    let lines = vec![
+        header(),
+        line("message", uuid, None, ""),
+        line("custom", "00000002", Some(uuid), r#","customType":"other""#),
+        r#"{"type":"message","id":7,"parentId":"00000002"}"#.to_owned(),
+        line("message", "00000004", Some("00000002"), ""),
+    ];
+    let mut file = open(&lines, true);
+    assert_eq!(
+        file.problems(),
+        [LineProblem {
+            code: LineProblemCode::NoId,
+            line: 4
+        }]
+    );
+    let branch = file.branch_for(None).unwrap();
+    assert_eq!(ids(&mut file, &branch), [uuid, "00000002", "00000004"]);
+    assert_eq!(file.find(uuid), Some(EntryPos(0)));
+}
+
+// The index stays at about 32 bytes a line (issue 4: memory bounded by a small index per line).
+const _: () = assert!(SessionFile::<Cursor<Vec<u8>>>::INDEX_BYTES_PER_LINE <= 32);
+
+#[test]
+fn errors_never_name_the_path() {
+    let path = Path::new("/home/secret-user/.pi/agent/sessions/missing.jsonl");
+    let error = SessionFile::open(path).err().unwrap();
+    assert!(!error.to_string().contains("secret-user"));
+    assert!(matches!(error, SessionError::Io(io::ErrorKind::NotFound)));
+}
