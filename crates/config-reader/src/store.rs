@@ -1,0 +1,1 @@
+//! The settings and allowlist store (to come).
