@@ -12,7 +12,7 @@ fn verdict(c: &mut Criterion) {
     let f = fixture();
     let lazy = LazyScores::default();
     let mut ctx = GateContext::enabled(Mode::Tools, &f.registry, &f.grants, &lazy);
-    ctx.branch = Some(&f.branch);
+    ctx.branch = Some(&f.index);
     // Available on the branch (allow), internal (allow), considered but withheld (block).
     for (label, name) in [
         ("allow_available", "tool_00015"),

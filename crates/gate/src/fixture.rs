@@ -1,6 +1,7 @@
 //! A large, realistic world for benchmarks and the allocation test: 10,000 registered tools
 //! (built-ins, 100 MCP servers, 200 extensions) and a branch with 1,000 grants.
 
+use crate::branch::BranchIndex;
 use crate::registry::{Grants, Registry};
 use pcd_ledger::{Basis, Boundary, BranchState, Round};
 use pcd_model::{
@@ -19,6 +20,8 @@ pub struct Fixture {
     pub grants: Grants,
     /// A branch where 1,000 tools and groups were made available.
     pub branch: BranchState,
+    /// That branch indexed over the registry.
+    pub index: BranchIndex,
 }
 
 /// Builds the fixture (deterministic).
@@ -84,11 +87,13 @@ pub fn fixture() -> Fixture {
     }
     round.considered = (0..10_000).map(|i| format!("tool_{i:05}")).collect();
     branch.apply_round(&round, None, None);
+    let index = BranchIndex::build(&registry, &branch);
     Fixture {
         names: tools.into_iter().map(|t| t.name).collect(),
         registry,
         grants,
         branch,
+        index,
     }
 }
 

@@ -3,12 +3,12 @@
 //!
 //! Every call, top-level or nested in a codemode script, goes through [`decide`]. It reads a
 //! provenance-classified [`Registry`] snapshot, the [`Grants`] that the allowlists give over that
-//! snapshot, the branch's ledger state (any [`BranchView`], normally `pcd_ledger::BranchState`),
-//! and the [`LazyScores`] in flight. Each unreadable source has its own fail-closed rule, written
-//! in [`GateContext`]. The verdict is a code; `ui-text` turns it into a sentence.
+//! snapshot, the branch's ledger state (any [`BranchView`], normally `pcd_ledger::BranchState`,
+//! laid over the registry as a [`BranchIndex`]) and the [`LazyScores`] in flight. Each
+//! unreadable source has its own fail-closed rule, written in [`GateContext`]. The verdict is a code; `ui-text` turns it into a sentence.
 //!
 //! ```
-//! use pcd_gate::{decide, Call, GateContext, Grants, LazyScores, Registry, Verdict};
+//! use pcd_gate::{decide, BranchIndex, Call, GateContext, Grants, LazyScores, Registry, Verdict};
 //! use pcd_ledger::BranchState;
 //! use pcd_model::{parse_inventory, Allowlists, BlockKind, Classifier, Mode};
 //!
@@ -18,7 +18,7 @@
 //! ]"#).unwrap();
 //! let registry = Registry::build(&inventory.tools, &Classifier::default(), []);
 //! let grants = Grants::compute(&registry, &Allowlists::default());
-//! let branch = BranchState::new();
+//! let branch = BranchIndex::build(&registry, &BranchState::new());
 //! let lazy = LazyScores::default();
 //! let mut ctx = GateContext::enabled(Mode::Tools, &registry, &grants, &lazy);
 //! ctx.branch = Some(&branch);
@@ -45,7 +45,7 @@ mod project;
 mod registry;
 mod verdict;
 
-pub use branch::BranchView;
+pub use branch::{BranchIndex, BranchView};
 pub use lazy::{LazyScores, LazyStatus, RequestId};
 pub use project::{ProjectListCache, ProjectRead};
 pub use registry::{Grants, Registry};

@@ -1,6 +1,6 @@
 //! The verdict for one call.
 
-use crate::branch::BranchView;
+use crate::branch::BranchIndex;
 use crate::lazy::{LazyScores, LazyStatus};
 use crate::registry::{Grants, Registry};
 use pcd_model::{BlockCode, BlockKind, GroupKey, Mode, Remedy, RemedyList, ToolKind};
@@ -90,8 +90,9 @@ pub struct GateContext<'a> {
     pub registry: Option<&'a Registry>,
     /// The allowlists' grants over that snapshot.
     pub grants: &'a Grants,
-    /// The branch's ledger state.
-    pub branch: Option<&'a dyn BranchView>,
+    /// The branch's ledger state, indexed over `registry` (it must be built from the same
+    /// registry snapshot).
+    pub branch: Option<&'a BranchIndex>,
     /// Whether a decision model is selected and there are enough candidates to score. When
     /// false, a tool nobody has considered stays available (it is recorded at the next boundary).
     pub scoring: bool,
@@ -184,14 +185,12 @@ pub fn decide(ctx: &GateContext<'_>, call: &Call<'_>) -> Verdict {
     let Some(branch) = ctx.branch else {
         return block(BlockKind::BranchUnreadable, call.tool, None, remedy());
     };
-    if branch.tool_available(call.tool)
-        || group.is_some_and(|(_, g)| branch.group_available(g.key.as_str()))
-    {
+    if branch.tool_available(ti) || group.is_some_and(|(gi, _)| branch.group_available(gi)) {
         return Verdict::Allow;
     }
     let considered = match (ctx.mode, group) {
-        (Mode::Mcp, Some((_, g))) => branch.group_considered(&g.key),
-        _ => branch.tool_considered(call.tool),
+        (Mode::Mcp, Some((gi, _))) => branch.group_considered(gi),
+        _ => branch.tool_considered(ti),
     };
     if considered || !ctx.can_grant {
         return block(BlockKind::NotAvailable, call.tool, None, remedy());
@@ -256,12 +255,8 @@ fn route_resource(ctx: &GateContext<'_>, registry: &Registry, call: &Call<'_>) -
     // A server is available when its group is, or (in `tools` mode, where tools are decided one
     // by one) when any of its tools is: a relevance decision that gave the model a server's
     // tools makes its resources relevant too.
-    let available = branch.group_available(key.as_str())
-        || group.is_some_and(|(_, g)| {
-            g.members
-                .iter()
-                .any(|&m| branch.tool_available(&registry.names[m as usize]))
-        });
+    let available = branch.available_keys.contains(key.as_str())
+        || group.is_some_and(|(_, g)| g.members.iter().any(|&m| branch.tool_available(m)));
     if available {
         return Verdict::Allow;
     }

@@ -45,7 +45,7 @@ fn allow_verdicts_allocate_nothing() {
     let mut allowed = 0;
     for mode in [Mode::Tools, Mode::Mcp] {
         let mut ctx = GateContext::enabled(mode, &f.registry, &f.grants, &lazy);
-        ctx.branch = Some(&f.branch);
+        ctx.branch = Some(&f.index);
         for name in &f.names {
             let call = Call::tool(name);
             let (v, n) = allocations_during(|| decide(&ctx, &call));
@@ -65,7 +65,7 @@ fn allow_verdicts_allocate_nothing() {
     );
     // The counter does count: a block allocates its code.
     let mut ctx = GateContext::enabled(Mode::Tools, &f.registry, &f.grants, &lazy);
-    ctx.branch = Some(&f.branch);
+    ctx.branch = Some(&f.index);
     let (v, n) =
         allocations_during(|| decide(&ctx, &Call::resource("tool_00016", ServerArg::Absent)));
     assert!(matches!(v, Verdict::Block(_)));

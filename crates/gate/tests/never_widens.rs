@@ -5,7 +5,9 @@
 //! The oracle below restates the rules with plain loops over the inventory and the lists; the
 //! gate answers from its precomputed indexes.
 
-use pcd_gate::{decide, BranchView, Call, GateContext, Grants, LazyScores, Registry, Verdict};
+use pcd_gate::{
+    decide, BranchIndex, BranchView, Call, GateContext, Grants, LazyScores, Registry, Verdict,
+};
 use pcd_model::{
     parse_inventory, parse_tool_entry, Allowlists, Classifier, GroupKey, GroupScope, Mode, Scope,
     ToolInfo, ToolKind,
@@ -55,6 +57,9 @@ struct Sets {
 }
 
 impl BranchView for Sets {
+    fn for_each_available_group(&self, f: &mut dyn FnMut(&str)) {
+        self.groups.iter().for_each(|g| f(g));
+    }
     fn tool_available(&self, name: &str) -> bool {
         self.tools.contains(name)
     }
@@ -214,8 +219,9 @@ proptest! {
                 Event::CanGrant(g) => can_grant = g,
             }
             let grants = Grants::compute(&registry, &lists);
+            let index = BranchIndex::build(&registry, &branch);
             let mut ctx = GateContext::enabled(mode, &registry, &grants, &lazy);
-            ctx.branch = readable.then_some(&branch as &dyn BranchView);
+            ctx.branch = readable.then_some(&index);
             ctx.scoring = scoring;
             ctx.can_grant = can_grant && readable;
             for (tool, class) in tools.iter().zip(&classes) {

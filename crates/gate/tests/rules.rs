@@ -1,8 +1,8 @@
 //! A table of every rule the gate applies, and fault injection for every unreadable source.
 
 use pcd_gate::{
-    decide, BranchView, Call, Candidate, GateContext, Grants, LazyScores, Registry, ServerArg,
-    Verdict,
+    decide, BranchIndex, BranchView, Call, Candidate, GateContext, Grants, LazyScores, Registry,
+    ServerArg, Verdict,
 };
 use pcd_ledger::{Basis, Boundary, BranchState, Round};
 use pcd_model::{
@@ -83,6 +83,9 @@ struct Sets {
 }
 
 impl BranchView for Sets {
+    fn for_each_available_group(&self, f: &mut dyn FnMut(&str)) {
+        self.groups.iter().for_each(|g| f(g));
+    }
     fn tool_available(&self, name: &str) -> bool {
         self.tools.contains(name)
     }
@@ -121,6 +124,7 @@ struct World {
     grants: Grants,
     lazy: LazyScores,
     branch: Sets,
+    index: BranchIndex,
 }
 
 impl World {
@@ -136,12 +140,15 @@ impl World {
             grants,
             lazy: LazyScores::default(),
             branch: Sets::default(),
+            index: BranchIndex::default(),
         }
     }
 
-    fn ctx(&self, mode: Mode) -> GateContext<'_> {
+    /// The context after indexing the branch as it is now (the facade does this at boundaries).
+    fn ctx(&mut self, mode: Mode) -> GateContext<'_> {
+        self.index = BranchIndex::build(&self.registry, &self.branch);
         let mut ctx = GateContext::enabled(mode, &self.registry, &self.grants, &self.lazy);
-        ctx.branch = Some(&self.branch);
+        ctx.branch = Some(&self.index);
         ctx
     }
 }
@@ -162,7 +169,7 @@ fn remedy(v: &Verdict) -> Option<Remedy> {
 
 #[test]
 fn filtering_off_allows_everything_without_reading_anything() {
-    let w = World::new(Allowlists::default());
+    let mut w = World::new(Allowlists::default());
     let mut ctx = w.ctx(Mode::Tools);
     ctx.enabled = false;
     ctx.registry = None;
@@ -181,7 +188,7 @@ fn filtering_off_allows_everything_without_reading_anything() {
 
 #[test]
 fn internal_tools_pass_and_unknown_tools_are_blocked() {
-    let w = World::new(Allowlists::default());
+    let mut w = World::new(Allowlists::default());
     for mode in [Mode::Tools, Mode::Mcp] {
         let mut ctx = w.ctx(mode);
         assert_eq!(decide(&ctx, &Call::tool("read")), Verdict::Allow);
@@ -200,7 +207,7 @@ fn internal_tools_pass_and_unknown_tools_are_blocked() {
 
 #[test]
 fn registry_unreadable_without_snapshot_blocks_every_call() {
-    let w = World::new(Allowlists::default());
+    let mut w = World::new(Allowlists::default());
     let mut ctx = w.ctx(Mode::Tools);
     ctx.registry = None;
     for tool in ["read", "web_fetch", "nope"] {
@@ -494,7 +501,7 @@ fn resource_tools_are_routed_by_server() {
 #[test]
 fn resource_only_server_pins_respect_file_scope() {
     // `files` is defined in the project file: a global pin does not reach it.
-    let w = World::new(lists(&[], &["files", "ext__ghost"], &[], &[]));
+    let mut w = World::new(lists(&[], &["files", "ext__ghost"], &[], &[]));
     let ctx = w.ctx(Mode::Mcp);
     let v = decide(
         &ctx,
@@ -503,7 +510,7 @@ fn resource_only_server_pins_respect_file_scope() {
     assert_eq!(kind(&v), Some(BlockKind::ResourceServerNotAvailable));
     assert_eq!(remedy(&v).unwrap().scope, Scope::Project);
     // A server with no known origin is pinned globally.
-    let w = World::new(lists(&[], &["remote"], &[], &[]));
+    let mut w = World::new(lists(&[], &["remote"], &[], &[]));
     let ctx = w.ctx(Mode::Mcp);
     assert_eq!(
         decide(
@@ -516,7 +523,7 @@ fn resource_only_server_pins_respect_file_scope() {
 
 #[test]
 fn ext_entries_for_extensions_not_loaded_grant_nothing() {
-    let w = World::new(lists(&[], &["ext__weather", "ext__ghost"], &[], &[]));
+    let mut w = World::new(lists(&[], &["ext__weather", "ext__ghost"], &[], &[]));
     let ctx = w.ctx(Mode::Tools);
     // `weather` has no provenance, so no group: an `ext__weather` pin cannot reach it.
     assert_eq!(
@@ -537,8 +544,9 @@ fn the_ledgers_branch_state_drives_the_gate() {
         .considered
         .extend(["web_fetch".to_owned(), "web_search".to_owned()]);
     branch.apply_round(&round, None, None);
+    let index = BranchIndex::build(&registry, &branch);
     let mut ctx = GateContext::enabled(Mode::Tools, &registry, &grants, &lazy);
-    ctx.branch = Some(&branch);
+    ctx.branch = Some(&index);
     assert_eq!(decide(&ctx, &Call::tool("web_fetch")), Verdict::Allow);
     assert_eq!(
         kind(&decide(&ctx, &Call::tool("web_search"))),
