@@ -48,6 +48,8 @@ pub struct Registry {
     pub(crate) servers: HashMap<Box<str>, GroupKey, FnvBuild>,
     /// The file scope of MCP servers known from the configs (resource-only ones included).
     pub(crate) server_scopes: HashMap<GroupKey, Scope>,
+    /// The keys for which a raw server name is known.
+    pub(crate) named_keys: HashSet<GroupKey>,
 }
 
 impl Registry {
@@ -108,6 +110,7 @@ impl Registry {
                 .or_insert_with(|| key.clone());
             reg.server_scopes.entry(key).or_insert(scope);
         }
+        reg.named_keys = reg.servers.values().cloned().collect();
         reg
     }
 
@@ -121,13 +124,17 @@ impl Registry {
         self.tools.is_empty()
     }
 
-    /// The group key a resource tool's trimmed `server` argument names: the raw configured name
-    /// (or a namespace alias) exactly as Pi matches it, else the name folded into a namespace key.
-    pub(crate) fn server_key(&self, server: &str) -> GroupKey {
-        self.servers
-            .get(server)
-            .cloned()
-            .unwrap_or_else(|| GroupKey::for_mcp_server(server))
+    /// The group key a resource tool's trimmed `server` argument names, matched as Pi matches
+    /// it: the raw configured name or a namespace alias, exactly. Only when no raw name is known
+    /// for the folded namespace (Pi 1.1 gives no alias and the configs were not read) is the
+    /// argument folded into a key. `None` when it names no server Pi would find (a spelling that
+    /// differs from the known raw name only in `-`/`_`).
+    pub(crate) fn server_key(&self, server: &str) -> Option<GroupKey> {
+        if let Some(key) = self.servers.get(server) {
+            return Some(key.clone());
+        }
+        let folded = GroupKey::for_mcp_server(server);
+        (!self.named_keys.contains(&folded)).then_some(folded)
     }
 
     /// The pinning scope of a group key: its members' common scope, else its config file scope,

@@ -221,7 +221,14 @@ fn route_resource(ctx: &GateContext<'_>, registry: &Registry, call: &Call<'_>) -
     let Some(server) = server else {
         return block(BlockKind::ResourceWithoutServer, call.tool, None, None);
     };
-    let key = registry.server_key(server);
+    let Some(key) = registry.server_key(server) else {
+        return block(
+            BlockKind::ResourceServerNotAvailable,
+            call.tool,
+            Some(server),
+            None,
+        );
+    };
     let grants = ctx.grants;
     let group = registry
         .group_index

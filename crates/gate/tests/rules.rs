@@ -496,6 +496,17 @@ fn resource_tools_are_routed_by_server() {
         ),
         Verdict::Allow
     );
+    // Pi matches the raw configured name exactly: `dev_radius` names no server it knows.
+    let call = Call::resource("read_mcp_resource", ServerArg::Str("dev_radius"));
+    assert_eq!(
+        kind(&decide(&ctx, &call)),
+        Some(BlockKind::ResourceServerNotAvailable)
+    );
+    // Without a known raw name (Pi 1.1, configs not read) the argument is folded into a key.
+    w.branch.groups.insert("mcp__legacy_srv".into());
+    let ctx = w.ctx(Mode::Mcp);
+    let call = Call::resource("read_mcp_resource", ServerArg::Str("legacy-srv"));
+    assert_eq!(decide(&ctx, &call), Verdict::Allow);
 }
 
 #[test]
