@@ -46,6 +46,8 @@ mod codec;
 mod event;
 mod fold;
 #[cfg(feature = "io")]
+mod mirror;
+#[cfg(feature = "io")]
 mod scan;
 #[cfg(feature = "io")]
 mod session;
@@ -59,6 +61,8 @@ pub use event::{
     MAX_FINGERPRINT_CHARS, MAX_NAME_CHARS, MAX_ROUND_ID_BYTES,
 };
 pub use fold::{fold, BranchState, FirstPrompt, Folder, ModeChange, RoundSummary};
+#[cfg(feature = "io")]
+pub use mirror::{Mirror, MirrorError, MirrorReport, MIRROR_SCHEMA_VERSION};
 #[cfg(feature = "io")]
 pub use scan::{EntryType, Head, LineScanner, MAX_DECODED_LINE_BYTES};
 #[cfg(feature = "io")]

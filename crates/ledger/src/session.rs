@@ -49,6 +49,8 @@ impl From<io::Error> for SessionError {
 pub enum LineProblemCode {
     /// Not valid JSON (and not the last line).
     Malformed,
+    /// Not valid JSON, and it mentions `context-decisions-tools`: a damaged ledger entry.
+    MalformedLedger,
     /// Valid JSON but no usable `id` (missing, not a string, or over 128 bytes).
     NoId,
     /// The `parentId` chain loops back on itself; the branch stops there.
@@ -56,10 +58,16 @@ pub enum LineProblemCode {
 }
 
 impl LineProblemCode {
+    /// Whether the problem is a damaged ledger entry (tampering or damage, as an audit sees it).
+    pub fn is_tampering(self) -> bool {
+        self == LineProblemCode::MalformedLedger
+    }
+
     /// A stable code for JSON output.
     pub fn as_str(self) -> &'static str {
         match self {
             LineProblemCode::Malformed => "malformed_line",
+            LineProblemCode::MalformedLedger => "malformed_ledger_line",
             LineProblemCode::NoId => "entry_without_id",
             LineProblemCode::Cycle => "parent_cycle",
         }
@@ -293,7 +301,7 @@ impl<R: Read + Seek> SessionFile<R> {
             let Some(head) = line.head else {
                 if line.terminated {
                     problems.push(LineProblem {
-                        code: LineProblemCode::Malformed,
+                        code: malformed_code(line.bytes),
                         line: line.line,
                     });
                 } else {
@@ -562,7 +570,18 @@ impl<R: Read + Seek> SessionFile<R> {
     }
 }
 
-fn read_header(bytes: Option<&[u8]>, head: &Head) -> SessionHeader {
+/// A malformed line that mentions the ledger's custom type is a damaged ledger entry.
+pub(crate) fn malformed_code(bytes: Option<&[u8]>) -> LineProblemCode {
+    let needle = CUSTOM_TYPE.as_bytes();
+    let ledger = bytes.is_some_and(|b| b.windows(needle.len()).any(|w| w == needle));
+    if ledger {
+        LineProblemCode::MalformedLedger
+    } else {
+        LineProblemCode::Malformed
+    }
+}
+
+pub(crate) fn read_header(bytes: Option<&[u8]>, head: &Head) -> SessionHeader {
     let value: Option<Value> = bytes.and_then(|b| serde_json::from_slice(b).ok());
     // A header too long to decode is taken as current: only real version 1 files lack ids.
     let version = match &value {

@@ -302,3 +302,21 @@ fn errors_never_name_the_path() {
     assert!(!error.to_string().contains("secret-user"));
     assert!(matches!(error, SessionError::Io(io::ErrorKind::NotFound)));
 }
+
+#[test]
+fn a_malformed_ledger_line_is_told_apart() {
+    let mut lines = tree();
+    lines.insert(
+        2,
+        format!(r#"{{"type":"custom","customType":"{CUSTOM_TYPE}","data":{{"v":1,"tools":["#),
+    );
+    let file = open(&lines, true);
+    assert_eq!(
+        file.problems(),
+        [LineProblem {
+            code: LineProblemCode::MalformedLedger,
+            line: 3
+        }]
+    );
+    assert!(file.problems()[0].code.is_tampering());
+}

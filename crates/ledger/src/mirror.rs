@@ -1,0 +1,535 @@
+//! The SQLite mirror of session files: every entry's place in the tree, the ledger entries'
+//! `data`, and the decoded rounds and names for querying.
+//!
+//! Mirroring is idempotent (a file mirrored twice changes nothing), incremental (only lines
+//! after the last mirrored one are read), transactional (one transaction per file: a failure
+//! leaves the previous state) and safe for concurrent readers (WAL). Replaying a branch from the
+//! mirror gives exactly what replaying the JSONL file gives.
+//!
+//! Schema (version 1), documented in `docs/ledger-format.md`:
+//!
+//! ```sql
+//! sessions(session_id PK, version, forked, header_sha256, mirrored_bytes, mirrored_lines,
+//!          entry_count)
+//! entries(session_id, seq, line, entry_id, parent_id, type, user_message, ledger, data,
+//!         timestamp, PK(session_id, seq))
+//! problems(session_id, line, code, PK(session_id, line))
+//! rounds(session_id, seq, round_id, part, parts, digest, mode, boundary, basis,
+//!        PK(session_id, seq))
+//! names(session_id, seq, list, position, name, score, PK(session_id, seq, list, position))
+//! ```
+
+use crate::codec::decode_part;
+use crate::scan::EntryType;
+use crate::session::{malformed_code, read_header, LineProblemCode, LineReader, SessionHeader};
+use crate::{fold, BranchReplay, CUSTOM_TYPE};
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::Path;
+
+/// The schema version this crate writes.
+pub const MIRROR_SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+    session_id TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    forked INTEGER NOT NULL,
+    header_sha256 TEXT NOT NULL,
+    mirrored_bytes INTEGER NOT NULL,
+    mirrored_lines INTEGER NOT NULL,
+    entry_count INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS entries (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    entry_id TEXT,
+    parent_id TEXT,
+    type TEXT NOT NULL,
+    user_message INTEGER NOT NULL,
+    ledger INTEGER NOT NULL,
+    data TEXT,
+    timestamp TEXT,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS entries_by_id ON entries (session_id, entry_id);
+CREATE TABLE IF NOT EXISTS problems (
+    session_id TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    code TEXT NOT NULL,
+    PRIMARY KEY (session_id, line)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rounds (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    round_id TEXT NOT NULL,
+    part INTEGER NOT NULL,
+    parts INTEGER NOT NULL,
+    digest TEXT NOT NULL,
+    mode TEXT,
+    boundary TEXT,
+    basis TEXT,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS names (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    list TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    score INTEGER,
+    PRIMARY KEY (session_id, seq, list, position)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS names_by_name ON names (name);
+";
+
+/// Why mirroring or replaying from the mirror failed. Never names a path.
+#[derive(Debug, thiserror::Error)]
+pub enum MirrorError {
+    /// The session file cannot be read.
+    #[error("the session file cannot be read: {0}")]
+    Io(io::ErrorKind),
+    /// The file is not a Pi session (its first parsed line is not a header with an id).
+    #[error("not a Pi session file: the first entry is not a session header")]
+    NotASession,
+    /// The session id is not Pi's `[A-Za-z0-9._-]`, at most 128 bytes.
+    #[error("the session header's id is not a valid session id")]
+    BadSessionId,
+    /// SQLite failed; the previous state is kept.
+    #[error("SQLite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The database was written by a newer schema.
+    #[error("the mirror has schema version {0}; this reader knows {MIRROR_SCHEMA_VERSION}")]
+    SchemaVersion(i64),
+    /// The mirror holds no session with this id.
+    #[error("the mirror holds no such session")]
+    UnknownSession,
+    /// `--leaf` names an id no mirrored entry has.
+    #[error("no mirrored entry has the requested leaf id")]
+    UnknownLeaf,
+}
+
+impl From<io::Error> for MirrorError {
+    fn from(e: io::Error) -> Self {
+        MirrorError::Io(e.kind())
+    }
+}
+
+/// What one mirroring pass did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MirrorReport {
+    /// The session's id.
+    pub session_id: String,
+    /// Entries added.
+    pub entries: u64,
+    /// Ledger entries (round parts) added that decoded.
+    pub parts: u64,
+    /// Names added (every list, scores included).
+    pub names: u64,
+    /// Bytes read in this pass.
+    pub bytes: u64,
+    /// Whether the session was mirrored from scratch because the file no longer extends what
+    /// was mirrored (rewritten, or replaced).
+    pub restarted: bool,
+}
+
+/// A SQLite mirror of session files.
+pub struct Mirror {
+    conn: Connection,
+}
+
+impl Mirror {
+    /// Opens (creating if needed) the mirror at `path`, in WAL mode.
+    pub fn open(path: &Path) -> Result<Mirror, MirrorError> {
+        Mirror::init(Connection::open(path)?)
+    }
+
+    /// A mirror in memory (tests, one-off audits).
+    pub fn open_in_memory() -> Result<Mirror, MirrorError> {
+        Mirror::init(Connection::open_in_memory()?)
+    }
+
+    fn init(conn: Connection) -> Result<Mirror, MirrorError> {
+        // WAL lets readers (an audit, a second replay) run while a mirror pass writes.
+        let _mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;")?;
+        conn.execute_batch(SCHEMA)?;
+        let version: Option<String> = conn
+            .query_row(
+                "SELECT value FROM meta WHERE key='schema_version'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        match version.and_then(|v| v.parse::<i64>().ok()) {
+            None => {
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?1)",
+                    [MIRROR_SCHEMA_VERSION.to_string()],
+                )?;
+            }
+            Some(MIRROR_SCHEMA_VERSION) => {}
+            Some(other) => return Err(MirrorError::SchemaVersion(other)),
+        }
+        Ok(Mirror { conn })
+    }
+
+    /// The underlying connection, for queries over the documented schema.
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Mirrors the session file at `path` (new lines only).
+    pub fn mirror_file(&mut self, path: &Path) -> Result<MirrorReport, MirrorError> {
+        self.mirror_reader(File::open(path)?)
+    }
+
+    /// Mirrors a session held by `source`, in one transaction.
+    pub fn mirror_reader<R: Read + Seek>(
+        &mut self,
+        mut source: R,
+    ) -> Result<MirrorReport, MirrorError> {
+        let (header, header_sha, header_end, header_lines) = read_session_header(&mut source)?;
+        let session_id = header.id.clone().ok_or(MirrorError::BadSessionId)?;
+        let file_len = source.seek(SeekFrom::End(0))?;
+        let tx = self.conn.transaction()?;
+        let known: Option<(String, u64, u64, u64)> = tx
+            .query_row(
+                "SELECT header_sha256, mirrored_bytes, mirrored_lines, entry_count
+                 FROM sessions WHERE session_id = ?1",
+                [&session_id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()?;
+        let mut report = MirrorReport {
+            session_id: session_id.clone(),
+            ..MirrorReport::default()
+        };
+        let (offset, lines, seq) = match known {
+            Some((sha, bytes, lines, count)) if sha == header_sha && bytes <= file_len => {
+                (bytes, lines, count)
+            }
+            Some(_) => {
+                // The file no longer extends what was mirrored: mirror it again from scratch.
+                for table in ["entries", "problems", "rounds", "names", "sessions"] {
+                    tx.execute(
+                        &format!("DELETE FROM {table} WHERE session_id = ?1"),
+                        [&session_id],
+                    )?;
+                }
+                report.restarted = true;
+                (header_end, header_lines, 0)
+            }
+            None => (header_end, header_lines, 0),
+        };
+        source.seek(SeekFrom::Start(offset))?;
+        let (end, end_lines, count) = mirror_lines(
+            &tx,
+            &session_id,
+            &mut source,
+            offset,
+            lines,
+            seq,
+            &mut report,
+        )?;
+        report.bytes = end - offset;
+        tx.execute(
+            "INSERT INTO sessions (session_id, version, forked, header_sha256, mirrored_bytes,
+                                   mirrored_lines, entry_count)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT (session_id) DO UPDATE SET version = ?2, forked = ?3,
+                 header_sha256 = ?4, mirrored_bytes = ?5, mirrored_lines = ?6, entry_count = ?7",
+            params![
+                session_id,
+                header.version as i64,
+                header.forked,
+                header_sha,
+                end as i64,
+                end_lines as i64,
+                count as i64
+            ],
+        )?;
+        tx.commit()?;
+        Ok(report)
+    }
+
+    /// The mirrored session ids, sorted.
+    pub fn sessions(&self) -> Result<Vec<String>, MirrorError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT session_id FROM sessions ORDER BY session_id")?;
+        let ids = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<Vec<String>, _>>()?;
+        Ok(ids)
+    }
+
+    /// Replays a branch of a mirrored session: Pi's leaf (the last entry) when `leaf` is
+    /// `None`. The same walk and fold as [`crate::SessionFile`], over the mirrored rows.
+    pub fn replay(
+        &self,
+        session_id: &str,
+        leaf: Option<&str>,
+    ) -> Result<BranchReplay, MirrorError> {
+        let version: i64 = self
+            .conn
+            .query_row(
+                "SELECT version FROM sessions WHERE session_id = ?1",
+                [session_id],
+                |r| r.get(0),
+            )
+            .optional()?
+            .ok_or(MirrorError::UnknownSession)?;
+        let mut stmt = self.conn.prepare(
+            "SELECT entry_id, parent_id, user_message, ledger FROM entries
+             WHERE session_id = ?1 ORDER BY seq",
+        )?;
+        let rows = stmt
+            .query_map([session_id], |r| {
+                Ok((
+                    r.get::<_, Option<String>>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, bool>(2)?,
+                    r.get::<_, bool>(3)?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(rows.len());
+        for (seq, row) in rows.iter().enumerate() {
+            if let Some(id) = &row.0 {
+                by_id.insert(id, seq);
+            }
+        }
+        let start = match leaf {
+            Some(id) => Some(*by_id.get(id).ok_or(MirrorError::UnknownLeaf)?),
+            None => rows
+                .len()
+                .checked_sub(1)
+                .filter(|last| rows[*last].0.is_some()),
+        };
+        let mut path = Vec::new();
+        let mut current = start;
+        while let Some(seq) = current {
+            if path.len() > rows.len() {
+                break;
+            }
+            path.push(seq);
+            current = if version < 2 {
+                seq.checked_sub(1)
+            } else {
+                rows[seq].1.as_deref().and_then(|p| by_id.get(p).copied())
+            };
+        }
+        path.reverse();
+        let mut data_stmt = self
+            .conn
+            .prepare("SELECT data, timestamp FROM entries WHERE session_id = ?1 AND seq = ?2")?;
+        let mut values = Vec::new();
+        for &seq in &path {
+            let (id, _, user, ledger) = &rows[seq];
+            if *ledger {
+                let (data, timestamp): (Option<String>, Option<String>) = data_stmt
+                    .query_row(params![session_id, seq as i64], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })?;
+                let mut obj = Map::new();
+                obj.insert("type".into(), "custom".into());
+                obj.insert("customType".into(), CUSTOM_TYPE.into());
+                if let Some(data) = data.and_then(|d| serde_json::from_str::<Value>(&d).ok()) {
+                    obj.insert("data".into(), data);
+                }
+                obj.insert("id".into(), id.clone().map_or(Value::Null, Value::from));
+                if let Some(t) = timestamp {
+                    obj.insert("timestamp".into(), t.into());
+                }
+                values.push(Value::Object(obj));
+            } else if *user {
+                values.push(json!({"type": "message", "id": id, "message": {"role": "user"}}));
+            }
+        }
+        let (state, findings) = fold(&values);
+        Ok(BranchReplay {
+            state,
+            findings,
+            entries: path.len(),
+        })
+    }
+
+    /// The line problems recorded for a session, by line.
+    pub fn problems(&self, session_id: &str) -> Result<Vec<(u64, String)>, MirrorError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT line, code FROM problems WHERE session_id = ?1 ORDER BY line")?;
+        let rows = stmt
+            .query_map([session_id], |r| {
+                Ok((r.get::<_, i64>(0)? as u64, r.get(1)?))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(rows)
+    }
+}
+
+type Header = (SessionHeader, String, u64, u64);
+
+/// Finds the header as Pi does (the first parsed line) and returns it with the SHA-256 of its
+/// bytes, the offset after it and its line number.
+fn read_session_header<R: Read + Seek>(source: &mut R) -> Result<Header, MirrorError> {
+    source.seek(SeekFrom::Start(0))?;
+    let mut reader = LineReader::new(&mut *source, 0, 0);
+    while let Some(line) = reader.next_line()? {
+        let Some(head) = &line.head else { continue };
+        if head.entry_type() != EntryType::Session || head.id.is_none() {
+            return Err(MirrorError::NotASession);
+        }
+        let header = read_header(line.bytes, head);
+        if header.id.is_none() {
+            return Err(MirrorError::BadSessionId);
+        }
+        let sha = hex::encode(Sha256::digest(line.bytes.unwrap_or_default()));
+        let end = line.offset + line.len + u64::from(line.terminated);
+        let number = line.line - u64::from(!line.terminated);
+        return Ok((header, sha, end, number));
+    }
+    Err(MirrorError::NotASession)
+}
+
+const LISTS: [&str; 5] = [
+    "tools",
+    "groups",
+    "allowlistTools",
+    "allowlistGroups",
+    "considered",
+];
+
+/// Mirrors complete lines from `offset`; returns the offset after the last one mirrored, its
+/// line number and the entry count.
+fn mirror_lines<R: Read>(
+    tx: &Transaction<'_>,
+    session: &str,
+    source: &mut R,
+    offset: u64,
+    lines: u64,
+    mut seq: u64,
+    report: &mut MirrorReport,
+) -> Result<(u64, u64, u64), MirrorError> {
+    let mut insert_entry = tx.prepare_cached(
+        "INSERT INTO entries (session_id, seq, line, entry_id, parent_id, type, user_message,
+                              ledger, data, timestamp)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?;
+    let mut insert_problem = tx.prepare_cached(
+        "INSERT OR REPLACE INTO problems (session_id, line, code) VALUES (?1, ?2, ?3)",
+    )?;
+    let mut insert_round = tx.prepare_cached(
+        "INSERT INTO rounds (session_id, seq, round_id, part, parts, digest, mode, boundary, basis)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?;
+    let mut insert_name = tx.prepare_cached(
+        "INSERT INTO names (session_id, seq, list, position, name, score)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    let mut reader = LineReader::new(source, offset, lines);
+    let (mut end, mut end_line) = (offset, lines);
+    while let Some(line) = reader.next_line()? {
+        let Some(head) = &line.head else {
+            if !line.terminated {
+                // A truncated last line: left for the next pass, once it is complete.
+                break;
+            }
+            let code = malformed_code(line.bytes);
+            insert_problem.execute(params![session, line.line as i64, code.as_str()])?;
+            end = line.offset + line.len + 1;
+            end_line = line.line;
+            continue;
+        };
+        end = line.offset + line.len + u64::from(line.terminated);
+        // An unterminated last line is mirrored, but its newline (when Pi adds it) is read
+        // next time as the end of this same line, so it does not count yet.
+        end_line = line.line - u64::from(!line.terminated);
+        let ty = head.entry_type();
+        if ty == EntryType::Session {
+            continue;
+        }
+        if head.id.is_none() {
+            let code = LineProblemCode::NoId.as_str();
+            insert_problem.execute(params![session, line.line as i64, code])?;
+        }
+        let ledger = ty == EntryType::Custom && head.custom_type.as_deref() == Some(CUSTOM_TYPE);
+        let user = ty == EntryType::Message && head.role.as_deref() == Some("user");
+        let (mut data, mut timestamp) = (None, None);
+        if ledger {
+            let value: Option<Value> = line.bytes.and_then(|b| serde_json::from_slice(b).ok());
+            if let Some(value) = &value {
+                data = value.get("data").map(Value::to_string);
+                timestamp = value
+                    .get("timestamp")
+                    .and_then(Value::as_str)
+                    .filter(|t| t.len() <= 64)
+                    .map(str::to_owned);
+                if let Some(part) = value.get("data").and_then(|d| decode_part(d).ok()) {
+                    let header = part.header.as_ref();
+                    insert_round.execute(params![
+                        session,
+                        seq as i64,
+                        part.round,
+                        part.part,
+                        part.parts,
+                        hex::encode(part.digest),
+                        header.map(|h| h.mode.as_str()),
+                        header.map(|h| h.boundary.as_str()),
+                        header.map(|h| h.basis.as_str()),
+                    ])?;
+                    report.parts += 1;
+                    for (list, names) in LISTS.iter().zip(&part.lists) {
+                        for (position, name) in names.iter().enumerate() {
+                            insert_name.execute(params![
+                                session,
+                                seq as i64,
+                                list,
+                                position as i64,
+                                name,
+                                Option::<i64>::None
+                            ])?;
+                        }
+                        report.names += names.len() as u64;
+                    }
+                    for (position, (name, score)) in part.scores.iter().enumerate() {
+                        insert_name.execute(params![
+                            session,
+                            seq as i64,
+                            "scores",
+                            position as i64,
+                            name,
+                            i64::from(score.thousandths())
+                        ])?;
+                    }
+                    report.names += part.scores.len() as u64;
+                }
+            }
+        }
+        insert_entry.execute(params![
+            session,
+            seq as i64,
+            line.line as i64,
+            head.id,
+            head.parent_id,
+            ty.as_str(),
+            user,
+            ledger,
+            data,
+            timestamp
+        ])?;
+        seq += 1;
+        report.entries += 1;
+    }
+    Ok((end, end_line, seq))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,390 @@
+use super::*;
+use crate::{encode_round_chunked, Basis, Boundary, Round, SessionFile};
+use pcd_model::Mode;
+use proptest::prelude::*;
+use std::io::Cursor;
+
+/// One generated step of a session: what is appended, and where (`/tree` moves the leaf).
+#[derive(Debug, Clone)]
+enum Step {
+    User,
+    Assistant,
+    Label,
+    Round {
+        tools: Vec<u8>,
+        chunk: usize,
+        drop_part: Option<usize>,
+        edit: bool,
+    },
+    MoveTo(usize),
+    Garbage,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        3 => Just(Step::User),
+        2 => Just(Step::Assistant),
+        1 => Just(Step::Label),
+        3 => (
+            prop::collection::vec(0..60u8, 0..25),
+            1..8usize,
+            prop::option::weighted(0.15, 0..4usize),
+            prop::bool::weighted(0.1),
+        )
+            .prop_map(|(tools, chunk, drop_part, edit)| Step::Round { tools, chunk, drop_part, edit }),
+        1 => any::<usize>().prop_map(Step::MoveTo),
+        1 => Just(Step::Garbage),
+    ]
+}
+
+/// Writes a session as Pi would: a header, then entries each a child of the current leaf.
+fn session(steps: &[Step], id: &str) -> Vec<u8> {
+    let mut out = format!(
+        "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"cwd\":\"/home/u/secret\"}}\n"
+    );
+    let mut ids: Vec<String> = Vec::new();
+    let mut leaf: Option<String> = None;
+    let mut rounds = 0;
+    fn push(ids: &mut Vec<String>, out: &mut String, leaf: &mut Option<String>, body: String) {
+        let id = format!("{:08x}", 0x1000 + ids.len());
+        let parent = leaf
+            .as_ref()
+            .map_or("null".to_owned(), |p| format!("\"{p}\""));
+        out.push_str(&format!(
+            "{{{body},\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-11-29T17:13:20.686Z\"}}\n"
+        ));
+        ids.push(id.clone());
+        *leaf = Some(id);
+    }
+    for step in steps {
+        match step {
+            Step::User => push(
+                &mut ids,
+                &mut out,
+                &mut leaf,
+                r#""type":"message","message":{"role":"user","content":"hi"}"#.into(),
+            ),
+            Step::Assistant => push(
+                &mut ids,
+                &mut out,
+                &mut leaf,
+                r#""type":"message","message":{"role":"assistant"}"#.into(),
+            ),
+            Step::Label => push(
+                &mut ids,
+                &mut out,
+                &mut leaf,
+                r#""type":"label","label":"x""#.into(),
+            ),
+            Step::Garbage => out.push_str("{\"type\":\"message\",\n"),
+            Step::MoveTo(i) => {
+                if !ids.is_empty() {
+                    leaf = Some(ids[*i % ids.len()].clone());
+                }
+            }
+            Step::Round {
+                tools,
+                chunk,
+                drop_part,
+                edit,
+            } => {
+                rounds += 1;
+                let mut r = Round::new(
+                    format!("r{rounds}"),
+                    Mode::Tools,
+                    Boundary::Prompt,
+                    Basis::Scored,
+                );
+                r.tools = tools.iter().map(|t| format!("tool_{t}")).collect();
+                r.first_prompt = Some(crate::FirstPromptRef::NextUserMessage);
+                let parts = encode_round_chunked(&r, *chunk).unwrap();
+                for (i, mut data) in parts.into_iter().enumerate() {
+                    if Some(i) == *drop_part {
+                        continue;
+                    }
+                    if *edit && i == 0 {
+                        data["basis"] = "unscored".into();
+                    }
+                    push(
+                        &mut ids,
+                        &mut out,
+                        &mut leaf,
+                        format!(r#""type":"custom","customType":"{CUSTOM_TYPE}","data":{data}"#),
+                    );
+                }
+            }
+        }
+    }
+    out.into_bytes()
+}
+
+type Dump = Vec<Vec<String>>;
+
+fn dump(mirror: &Mirror) -> Dump {
+    let mut all = Vec::new();
+    for table in ["sessions", "entries", "problems", "rounds", "names"] {
+        let mut stmt = mirror
+            .connection()
+            .prepare(&format!("SELECT * FROM {table}"))
+            .unwrap();
+        let n = stmt.column_count();
+        let rows = stmt
+            .query_map([], |r| {
+                (0..n)
+                    .map(|i| {
+                        r.get::<_, rusqlite::types::Value>(i)
+                            .map(|v| format!("{v:?}"))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .unwrap();
+        for row in rows {
+            let mut row = row.unwrap();
+            row.insert(0, table.to_owned());
+            all.push(row);
+        }
+    }
+    all.sort();
+    all
+}
+
+fn jsonl_replay(bytes: &[u8], leaf: Option<&str>) -> BranchReplay {
+    let mut file = SessionFile::from_reader(Cursor::new(bytes.to_vec())).unwrap();
+    let branch = file.branch_for(leaf).unwrap();
+    file.fold_branch(&branch).unwrap()
+}
+
+fn sample_steps() -> Vec<Step> {
+    vec![
+        Step::User,
+        Step::Round {
+            tools: vec![1, 2, 3],
+            chunk: 2,
+            drop_part: None,
+            edit: false,
+        },
+        Step::User,
+        Step::Assistant,
+        Step::Round {
+            tools: (0..50).collect(),
+            chunk: 7,
+            drop_part: Some(1),
+            edit: false,
+        },
+        Step::Garbage,
+        Step::MoveTo(1),
+        Step::Round {
+            tools: vec![9],
+            chunk: 1,
+            drop_part: None,
+            edit: false,
+        },
+        Step::Label,
+    ]
+}
+
+#[test]
+fn mirroring_twice_changes_nothing() {
+    let bytes = session(&sample_steps(), "s1");
+    let mut mirror = Mirror::open_in_memory().unwrap();
+    let first = mirror.mirror_reader(Cursor::new(bytes.clone())).unwrap();
+    assert!(first.entries > 0 && first.parts > 0 && first.names > 0);
+    let before = dump(&mirror);
+    let again = mirror.mirror_reader(Cursor::new(bytes)).unwrap();
+    assert_eq!((again.entries, again.names, again.bytes), (0, 0, 0));
+    assert_eq!(before, dump(&mirror));
+    assert_eq!(mirror.sessions().unwrap(), ["s1"]);
+    assert_eq!(
+        mirror.problems("s1").unwrap(),
+        [(14, "malformed_line".to_owned())]
+    );
+}
+
+#[test]
+fn mirroring_is_incremental() {
+    let bytes = session(&sample_steps(), "s1");
+    let mut whole = Mirror::open_in_memory().unwrap();
+    whole.mirror_reader(Cursor::new(bytes.clone())).unwrap();
+    // Cut at every line end, and once mid-line (a line being written).
+    let cuts: Vec<usize> = bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .map(|(i, _)| i + 1)
+        .chain([bytes.len() / 2])
+        .collect();
+    for cut in cuts {
+        let mut parts = Mirror::open_in_memory().unwrap();
+        if parts
+            .mirror_reader(Cursor::new(bytes[..cut].to_vec()))
+            .is_err()
+        {
+            continue; // not even a header yet
+        }
+        let rest = parts.mirror_reader(Cursor::new(bytes.clone())).unwrap();
+        assert!(!rest.restarted);
+        assert_eq!(dump(&whole), dump(&parts), "cut at {cut}");
+    }
+}
+
+#[test]
+fn a_replaced_file_is_mirrored_again() {
+    let mut mirror = Mirror::open_in_memory().unwrap();
+    mirror
+        .mirror_reader(Cursor::new(session(&sample_steps(), "s1")))
+        .unwrap();
+    let shorter = session(&[Step::User], "s1");
+    let report = mirror.mirror_reader(Cursor::new(shorter.clone())).unwrap();
+    assert!(report.restarted);
+    let mut fresh = Mirror::open_in_memory().unwrap();
+    fresh.mirror_reader(Cursor::new(shorter)).unwrap();
+    assert_eq!(dump(&mirror), dump(&fresh));
+}
+
+#[test]
+fn a_failure_mid_mirror_leaves_the_previous_state() {
+    let steps = sample_steps();
+    let bytes = session(&steps, "s1");
+    let mut mirror = Mirror::open_in_memory().unwrap();
+    let half = bytes.iter().position(|b| *b == b'\n').unwrap() + 1;
+    mirror
+        .mirror_reader(Cursor::new(bytes[..half].to_vec()))
+        .unwrap();
+    let mut more = steps.clone();
+    more.push(Step::Round {
+        tools: vec![42],
+        chunk: 1,
+        drop_part: None,
+        edit: false,
+    });
+    let before = dump(&mirror);
+    // Fault injection: the disk "fails" on the 42nd tool name, after many rows were written.
+    mirror
+        .connection()
+        .execute_batch(
+            "CREATE TRIGGER fail BEFORE INSERT ON names WHEN NEW.name = 'tool_42'
+             BEGIN SELECT RAISE(ABORT, 'injected fault'); END;",
+        )
+        .unwrap();
+    let error = mirror
+        .mirror_reader(Cursor::new(session(&more, "s1")))
+        .unwrap_err();
+    assert!(matches!(error, MirrorError::Sqlite(_)));
+    assert_eq!(before, dump(&mirror));
+    mirror
+        .connection()
+        .execute_batch("DROP TRIGGER fail")
+        .unwrap();
+    mirror
+        .mirror_reader(Cursor::new(session(&more, "s1")))
+        .unwrap();
+    let mut fresh = Mirror::open_in_memory().unwrap();
+    fresh
+        .mirror_reader(Cursor::new(session(&more, "s1")))
+        .unwrap();
+    assert_eq!(dump(&fresh), dump(&mirror));
+}
+
+#[test]
+fn files_use_wal_and_readers_see_committed_state_during_a_write() {
+    let dir = std::env::temp_dir().join(format!("pcd-ledger-wal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("mirror.db");
+    let _ = std::fs::remove_file(&path);
+    let mut mirror = Mirror::open(&path).unwrap();
+    let mode: String = mirror
+        .connection()
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    mirror
+        .mirror_reader(Cursor::new(session(&sample_steps(), "s1")))
+        .unwrap();
+    let reader = Mirror::open(&path).unwrap();
+    mirror
+        .connection()
+        .execute_batch("BEGIN IMMEDIATE; DELETE FROM names;")
+        .unwrap();
+    let names: i64 = reader
+        .connection()
+        .query_row("SELECT count(*) FROM names", [], |r| r.get(0))
+        .unwrap();
+    assert!(names > 0, "the reader sees the committed rows");
+    mirror.connection().execute_batch("ROLLBACK").unwrap();
+    drop((mirror, reader));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn replay_from_sqlite_matches_the_jsonl_on_a_known_session() {
+    let bytes = session(&sample_steps(), "s1");
+    let mut mirror = Mirror::open_in_memory().unwrap();
+    mirror.mirror_reader(Cursor::new(bytes.clone())).unwrap();
+    let from_sql = mirror.replay("s1", None).unwrap();
+    let from_jsonl = jsonl_replay(&bytes, None);
+    assert!(from_jsonl.state.is_tool_available("tool_9"));
+    assert!(!from_jsonl.findings.is_empty());
+    assert_eq!(from_sql.state, from_jsonl.state);
+    assert_eq!(from_sql.findings, from_jsonl.findings);
+    assert!(matches!(
+        mirror.replay("nope", None),
+        Err(MirrorError::UnknownSession)
+    ));
+    assert!(matches!(
+        mirror.replay("s1", Some("ffffffff")),
+        Err(MirrorError::UnknownLeaf)
+    ));
+}
+
+#[test]
+fn long_lines_replay_the_same_from_sqlite() {
+    let big = "B".repeat(1_100_000);
+    let mut text = String::from_utf8(session(&sample_steps(), "s2")).unwrap();
+    text.push_str(&format!(
+        "{{\"type\":\"custom\",\"customType\":\"{CUSTOM_TYPE}\",\"data\":{{\"v\":1,\"x\":\"{big}\"}},\"id\":\"0000ffff\",\"parentId\":\"00001009\"}}\n"
+    ));
+    text.push_str(&format!(
+        "{{\"type\":\"message\",\"message\":{{\"role\":\"user\",\"content\":\"{big}\"}},\"id\":\"0000fffe\",\"parentId\":\"0000ffff\"}}\n"
+    ));
+    let bytes = text.into_bytes();
+    let mut mirror = Mirror::open_in_memory().unwrap();
+    mirror.mirror_reader(Cursor::new(bytes.clone())).unwrap();
+    let from_jsonl = jsonl_replay(&bytes, None);
+    let from_sql = mirror.replay("s2", None).unwrap();
+    assert_eq!(from_sql.state, from_jsonl.state);
+    assert_eq!(from_sql.findings, from_jsonl.findings);
+    assert_eq!(from_sql.entries, from_jsonl.entries);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Replaying from SQLite gives exactly what replaying the JSONL gives, for every leaf of
+    /// generated sessions with forks, chunked rounds, torn and edited rounds and garbage lines,
+    /// mirrored in one pass or two.
+    #[test]
+    fn replay_from_sqlite_equals_replay_from_jsonl(
+        steps in prop::collection::vec(step(), 0..40),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let bytes = session(&steps, "gen");
+        let mut mirror = Mirror::open_in_memory().unwrap();
+        let newline_ends: Vec<usize> =
+            bytes.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i + 1).collect();
+        let first = newline_ends[cut.index(newline_ends.len())];
+        mirror.mirror_reader(Cursor::new(bytes[..first].to_vec())).unwrap();
+        mirror.mirror_reader(Cursor::new(bytes.clone())).unwrap();
+
+        let file = SessionFile::from_reader(Cursor::new(bytes.clone())).unwrap();
+        let leaves: Vec<Option<String>> = std::iter::once(None)
+            .chain(file.positions().filter_map(|p| file.id(p)).map(Some))
+            .collect();
+        for leaf in leaves {
+            let from_jsonl = jsonl_replay(&bytes, leaf.as_deref());
+            let from_sql = mirror.replay("gen", leaf.as_deref()).unwrap();
+            prop_assert_eq!(&from_sql.state, &from_jsonl.state);
+            prop_assert_eq!(&from_sql.findings, &from_jsonl.findings);
+            prop_assert_eq!(from_sql.entries, from_jsonl.entries);
+        }
+    }
+}
