@@ -1,6 +1,9 @@
 //! One keystroke in the allowlist editor over a large inventory: the key and the redraw the host
 //! does after it. This is what a person waits for while typing a search or moving the cursor.
 
+// criterion_group! generates an undocumented public function.
+#![allow(missing_docs)]
+
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use pcd_model::{parse_tool_entry, GroupKey, Scope, ScopedAllowlist, ToolKind};
 use pcd_ui_text::{AllowlistEditor, Availability, EditorKind, Key, ToolRow};
