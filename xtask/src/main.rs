@@ -2,15 +2,24 @@
 //!
 //! - `cargo xtask ci`: what CI runs (`.ci/run`): `cargo fmt --check`, clippy with `-D warnings`
 //!   on every target, and every test of the workspace.
+//! - `cargo xtask replay SESSION.jsonl|FOLDER [--leaf ID] [--sqlite DB] [--json]`: audit the
+//!   ledger of a branch (see `replay.rs`).
+//! - `cargo xtask mirror SESSION.jsonl|FOLDER… --sqlite DB`: mirror sessions into SQLite.
 
 use std::process::{Command, ExitCode};
+
+mod mirror;
+mod replay;
+mod sessions;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("ci") => ci(),
+        Some("replay") => replay::run(&args[1..]),
+        Some("mirror") => mirror::run(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask ci");
+            eprintln!("usage: cargo xtask ci | replay SESSION [--leaf ID] [--sqlite DB] [--json] | mirror SESSION... --sqlite DB");
             ExitCode::from(2)
         }
     }

@@ -17,3 +17,4 @@
 
 pub mod groups;
 pub mod inventory;
+pub mod mcp_origins;

@@ -27,6 +27,25 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List the MCP servers the mcp.json files define and where (names only). Running it approves
+    /// the read.
+    McpOrigins {
+        /// Pi's agent directory [default: $PI_CODING_AGENT_DIR, else ~/.pi/agent].
+        #[arg(long, value_name = "DIR")]
+        agent_dir: Option<PathBuf>,
+        /// The project folder whose .pi/mcp.json is read when trusted [default: the current one].
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// Whether the project is trusted (only then is its mcp.json read).
+        #[arg(long, value_name = "yes|no", default_value = "no", action = clap::ArgAction::Set, value_parser = context_decisions::mcp_origins::parse_trusted)]
+        trusted: bool,
+        /// The Pi version whose loader to mirror [default: the newest known].
+        #[arg(long, value_name = "V", value_parser = |v: &str| context_decisions::mcp_origins::PiVersion::parse(v).map_err(|e| e.to_string()))]
+        pi_version: Option<context_decisions::mcp_origins::PiVersion>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -55,6 +74,38 @@ fn run(cli: Cli) -> Result<(), String> {
                 s
             } else {
                 pcd_ui_text::groups_table(&rows)
+            };
+            out.write_all(text.as_bytes()).map_err(|e| e.to_string())
+        }
+        Command::McpOrigins {
+            agent_dir,
+            cwd,
+            trusted,
+            pi_version,
+            json,
+        } => {
+            use context_decisions::mcp_origins as mo;
+            let agent_dir = match agent_dir {
+                Some(dir) => dir,
+                None => mo::resolve_agent_dir(
+                    std::env::var_os(mo::AGENT_DIR_ENV).as_deref(),
+                    std::env::var_os("HOME")
+                        .as_deref()
+                        .map(std::path::Path::new),
+                )
+                .map_err(|e| e.to_string())?,
+            };
+            let cwd = match cwd {
+                Some(dir) => dir,
+                None => std::env::current_dir()
+                    .map_err(|e| format!("cannot read the current folder: {}", e.kind()))?,
+            };
+            let origins =
+                mo::read_mcp_origins(&agent_dir, &cwd, trusted, pi_version.unwrap_or_default());
+            let text = if json {
+                format!("{}\n", mo::origins_json(&origins))
+            } else {
+                mo::origins_text(&origins)
             };
             out.write_all(text.as_bytes()).map_err(|e| e.to_string())
         }

@@ -1,0 +1,236 @@
+//! The `mcp-origins` command: which MCP servers the `mcp.json` files define, and where, names
+//! only. Running it is the user's explicit approval of the read.
+//!
+//! Resolving Pi's agent directory from the environment happens here, at the edge; the reader
+//! takes paths as arguments.
+
+pub use pcd_config_reader::{read_mcp_origins, McpOrigins, PiVersion};
+use serde_json::{json, Value};
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+/// The environment variable Pi reads its agent directory from.
+pub const AGENT_DIR_ENV: &str = "PI_CODING_AGENT_DIR";
+
+/// Why the agent directory could not be resolved. Never echoes the variable's value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgentDirError {
+    /// `~` is needed but there is no home folder (`HOME` unset or empty).
+    #[error("cannot find the home folder (HOME is unset); pass --agent-dir")]
+    NoHome,
+    /// `PI_CODING_AGENT_DIR` is a `file://` URL that is not a local file path.
+    #[error("{AGENT_DIR_ENV} is a file:// URL that is not a local path; pass --agent-dir")]
+    BadFileUrl,
+}
+
+/// Pi's `getAgentDir()`: `PI_CODING_AGENT_DIR` when set and not empty (`~` and `~/x` expanded to
+/// the home folder, a `file://` URL converted to a path, anything else as it is), else
+/// `<home>/.pi/agent`. `env_value` and `home` are passed in so this stays testable.
+pub fn resolve_agent_dir(
+    env_value: Option<&OsStr>,
+    home: Option<&Path>,
+) -> Result<PathBuf, AgentDirError> {
+    let home = || {
+        home.filter(|h| !h.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .ok_or(AgentDirError::NoHome)
+    };
+    let Some(value) = env_value.filter(|v| !v.is_empty()) else {
+        return Ok(home()?.join(".pi").join("agent"));
+    };
+    let bytes = value.as_encoded_bytes();
+    if bytes == b"~" {
+        return home();
+    }
+    if let Some(rest) = value.to_str().and_then(|s| s.strip_prefix("~/")) {
+        return Ok(home()?.join(rest));
+    }
+    if bytes.starts_with(b"file://") {
+        return file_url_to_path(value.to_str().ok_or(AgentDirError::BadFileUrl)?);
+    }
+    Ok(PathBuf::from(value))
+}
+
+/// Node's `fileURLToPath` on POSIX, for the URLs an agent directory can be: `file:///p` or
+/// `file://localhost/p`, percent-decoded, query and fragment dropped; an encoded `/` or another
+/// host is refused, as Node refuses it.
+fn file_url_to_path(url: &str) -> Result<PathBuf, AgentDirError> {
+    let rest = &url["file://".len()..];
+    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+    if !rest.starts_with('/') {
+        return Err(AgentDirError::BadFileUrl);
+    }
+    let path = rest.split(['?', '#']).next().unwrap_or("");
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok());
+            match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                Some(b'/') => return Err(AgentDirError::BadFileUrl),
+                Some(b) => {
+                    out.push(b);
+                    i += 3;
+                    continue;
+                }
+                None => {}
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    let text = String::from_utf8(out).map_err(|_| AgentDirError::BadFileUrl)?;
+    Ok(PathBuf::from(text))
+}
+
+/// The `--json` shape: `{"servers":[{"name","namespace","scope"}],"warnings":[{"file","code",
+/// "server"?}]}`. `server` is present only for names that passed the name rule.
+pub fn origins_json(origins: &McpOrigins) -> Value {
+    let servers: Vec<Value> = origins
+        .servers()
+        .iter()
+        .map(|s| {
+            json!({
+                "name": s.name().as_str(),
+                "namespace": s.namespace().as_str(),
+                "scope": s.scope().as_str(),
+            })
+        })
+        .collect();
+    let warnings: Vec<Value> = origins
+        .warnings()
+        .iter()
+        .map(|w| {
+            let mut o = serde_json::Map::new();
+            o.insert("file".into(), w.file.as_str().into());
+            o.insert("code".into(), w.code.as_str().into());
+            if let Some(server) = &w.server {
+                o.insert("server".into(), server.as_str().into());
+            }
+            Value::Object(o)
+        })
+        .collect();
+    json!({ "servers": servers, "warnings": warnings })
+}
+
+/// A plain listing: one `name  namespace  scope` row per server, then one `warning` row per
+/// warning (codes, not sentences).
+pub fn origins_text(origins: &McpOrigins) -> String {
+    let mut out = String::new();
+    let width = origins
+        .servers()
+        .iter()
+        .map(|s| s.name().as_str().len())
+        .max()
+        .unwrap_or(0);
+    let ns_width = origins
+        .servers()
+        .iter()
+        .map(|s| s.namespace().as_str().len())
+        .max()
+        .unwrap_or(0);
+    for s in origins.servers() {
+        out.push_str(&format!(
+            "{:width$}  {:ns_width$}  {}\n",
+            s.name().as_str(),
+            s.namespace().as_str(),
+            s.scope().as_str()
+        ));
+    }
+    for w in origins.warnings() {
+        out.push_str(&format!(
+            "warning  {}  {}",
+            w.file.as_str(),
+            w.code.as_str()
+        ));
+        if let Some(server) = &w.server {
+            out.push_str(&format!("  {server}"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Parses `--trusted`: `yes` or `no`.
+pub fn parse_trusted(value: &str) -> Result<bool, String> {
+    match value {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err("--trusted takes yes or no".to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    #[test]
+    fn agent_dir_follows_pi() {
+        let home = Path::new("/home/u");
+        let r = |v: Option<&str>| resolve_agent_dir(v.map(OsStr::new), Some(home));
+        assert_eq!(r(None).unwrap(), PathBuf::from("/home/u/.pi/agent"));
+        assert_eq!(r(Some("")).unwrap(), PathBuf::from("/home/u/.pi/agent"));
+        assert_eq!(r(Some("~")).unwrap(), PathBuf::from("/home/u"));
+        assert_eq!(r(Some("~/x/y")).unwrap(), PathBuf::from("/home/u/x/y"));
+        assert_eq!(r(Some("~x")).unwrap(), PathBuf::from("~x"));
+        assert_eq!(r(Some("rel/dir")).unwrap(), PathBuf::from("rel/dir"));
+        assert_eq!(r(Some("/abs")).unwrap(), PathBuf::from("/abs"));
+        assert_eq!(
+            r(Some("file:///tmp/a%20b")).unwrap(),
+            PathBuf::from("/tmp/a b")
+        );
+        assert_eq!(
+            r(Some("file://localhost/tmp/x?q#f")).unwrap(),
+            PathBuf::from("/tmp/x")
+        );
+        assert_eq!(r(Some("file://remote/x")), Err(AgentDirError::BadFileUrl));
+        assert_eq!(r(Some("file:///a%2Fb")), Err(AgentDirError::BadFileUrl));
+        assert_eq!(resolve_agent_dir(None, None), Err(AgentDirError::NoHome));
+        assert_eq!(
+            resolve_agent_dir(Some(&OsString::from("/set")), None).unwrap(),
+            PathBuf::from("/set")
+        );
+    }
+
+    #[test]
+    fn json_shape() {
+        let origins = pcd_config_reader::evaluate(
+            pcd_config_reader::McpFileInput::Bytes(
+                br#"{"mcpServers":{"dev-radius":{"command":"x","env":{"T":"sk-SECRET"}},"bad.name":{}}}"#,
+            ),
+            Some(pcd_config_reader::McpFileInput::Bytes(
+                br#"{"mcpServers":{"docs":{"url":"https://sk-SECRET.example"},"docs2":{"enabled":false}}}"#,
+            )),
+            PiVersion::NEWEST,
+        );
+        let v = origins_json(&origins);
+        assert_eq!(
+            v,
+            json!({
+                "servers": [
+                    {"name": "dev-radius", "namespace": "mcp__dev_radius", "scope": "global"},
+                    {"name": "docs", "namespace": "mcp__docs", "scope": "project"},
+                ],
+                "warnings": [
+                    {"file": "global", "code": "invalid_name"},
+                    {"file": "project", "code": "override_without_base", "server": "docs2"},
+                ]
+            })
+        );
+        let text = origins_text(&origins);
+        assert!(!v.to_string().contains("SECRET") && !text.contains("SECRET"));
+        assert!(text.contains("dev-radius  mcp__dev_radius  global\n"));
+        assert!(text.contains("warning  project  override_without_base  docs2\n"));
+    }
+
+    #[test]
+    fn trusted_values() {
+        assert_eq!(parse_trusted("yes"), Ok(true));
+        assert_eq!(parse_trusted("no"), Ok(false));
+        assert!(parse_trusted("true").is_err());
+    }
+}

@@ -1,0 +1,216 @@
+//! `cargo xtask replay` and `cargo xtask mirror`, run as a person would, on session files written
+//! as Pi writes them.
+
+use pcd_ledger::{encode_round_chunked, Basis, Boundary, Round, CUSTOM_TYPE};
+use pcd_model::{GroupKey, Mode};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const SECRET: &str = "sk-live-PLANTED-SECRET";
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("xtask-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A Pi session: a user prompt with a planted secret, a round in three parts (optionally torn
+/// or edited), an allowlist round, then the user's message.
+fn session(id: &str, damage: Option<&str>) -> String {
+    let mut out = format!(
+        "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"t\",\"cwd\":\"/home/{SECRET}\"}}\n"
+    );
+    let mut n = 0;
+    let mut parent = "null".to_owned();
+    let mut push = |out: &mut String, body: String| {
+        n += 1;
+        let id = format!("{n:08x}");
+        out.push_str(&format!(
+            "{{{body},\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-11-29T17:13:20.686Z\"}}\n"
+        ));
+        parent = format!("\"{id}\"");
+    };
+    push(
+        &mut out,
+        format!(r#""type":"message","message":{{"role":"user","content":"token {SECRET}"}}"#),
+    );
+    let mut round = Round::new("r1", Mode::Tools, Boundary::InitialPrompt, Basis::Scored);
+    round.tools = vec!["web_fetch".into(), "notes_add".into(), "kb_search".into()];
+    round.considered = round.tools.clone();
+    for (i, mut data) in encode_round_chunked(&round, 1)
+        .unwrap()
+        .into_iter()
+        .enumerate()
+    {
+        match (damage, i) {
+            (Some("torn"), 1) => continue,
+            (Some("edited"), 2) => data["tools"][0] = "evil_tool".into(),
+            _ => {}
+        }
+        push(
+            &mut out,
+            format!(r#""type":"custom","customType":"{CUSTOM_TYPE}","data":{data}"#),
+        );
+    }
+    let mut allow = Round::new("r2", Mode::Tools, Boundary::Allowlist, Basis::Allowlist);
+    allow.allowlisted_groups = vec![GroupKey::for_mcp_server("dev-radius")];
+    let data = encode_round_chunked(&allow, 1000).unwrap().remove(0);
+    push(
+        &mut out,
+        format!(r#""type":"custom","customType":"{CUSTOM_TYPE}","data":{data}"#),
+    );
+    out
+}
+
+fn xtask(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+fn json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn a_clean_session_exits_0_with_the_final_availability() {
+    let dir = TempDir::new("clean");
+    let file = write(&dir.0, "s.jsonl", &session("clean", None));
+    let out = xtask(&["replay", &file, "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let v = json(&out);
+    assert_eq!(
+        v["available"]["tools"],
+        serde_json::json!(["kb_search", "notes_add", "web_fetch"])
+    );
+    assert_eq!(
+        v["available"]["groups"],
+        serde_json::json!(["mcp__dev_radius"])
+    );
+    assert_eq!(v["rounds"].as_array().unwrap().len(), 2);
+    assert_eq!(v["rounds"][0]["boundary"], "initial-prompt");
+    assert_eq!(v["rounds"][1]["basis"], "allowlist");
+    assert_eq!(v["findings"], serde_json::json!([]));
+    assert!(v["note"].as_str().unwrap().contains("same process"));
+
+    let text = xtask(&["replay", &file]);
+    assert_eq!(text.status.code(), Some(0));
+    let stdout = String::from_utf8(text.stdout).unwrap();
+    assert!(stdout.contains("timeline:"), "{stdout}");
+    assert!(stdout.contains("+ 3 tools: web_fetch, notes_add, kb_search"));
+    assert!(stdout.contains("does not detect another extension in the same process"));
+    for output in [&stdout, &String::from_utf8(out.stdout).unwrap()] {
+        assert!(!output.contains(SECRET));
+        assert!(!output.contains(dir.0.to_str().unwrap()));
+    }
+}
+
+#[test]
+fn torn_and_edited_rounds_exit_1_and_grant_nothing() {
+    let dir = TempDir::new("tamper");
+    for (damage, code) in [("torn", "torn_round"), ("edited", "digest_mismatch")] {
+        let file = write(&dir.0, "s.jsonl", &session("t", Some(damage)));
+        let out = xtask(&["replay", &file, "--json"]);
+        assert_eq!(out.status.code(), Some(1), "{damage}");
+        let v = json(&out);
+        assert_eq!(v["findings"][0]["code"], code);
+        assert_eq!(v["findings"][0]["round"], "r1");
+        assert_eq!(v["available"]["tools"], serde_json::json!([]));
+        assert_eq!(v["clean"], false);
+    }
+}
+
+#[test]
+fn unreadable_files_exit_2() {
+    let dir = TempDir::new("unreadable");
+    let missing = dir.0.join("missing.jsonl");
+    let out = xtask(&["replay", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let not_session = write(&dir.0, "x.jsonl", "{\"type\":\"message\",\"id\":\"1\"}\n");
+    assert_eq!(xtask(&["replay", &not_session]).status.code(), Some(2));
+    assert_eq!(xtask(&["replay"]).status.code(), Some(2));
+    assert_eq!(
+        xtask(&["replay", &not_session, "--bogus"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn a_folder_of_sessions_and_a_chosen_leaf() {
+    let dir = TempDir::new("folder");
+    let sub = dir.0.join("--home-project--");
+    std::fs::create_dir_all(&sub).unwrap();
+    write(&sub, "a.jsonl", &session("sa", None));
+    write(&sub, "b.jsonl", &session("sb", Some("torn")));
+    write(&sub, "notes.txt", "not a session");
+    let out = xtask(&["replay", dir.0.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = json(&out);
+    assert_eq!(v["sessions"].as_array().unwrap().len(), 2);
+    assert_eq!(v["available"]["sa"]["tools"].as_array().unwrap().len(), 3);
+    assert_eq!(v["findings"][0]["session"], "sb");
+    assert_eq!(v["rounds"].as_array().unwrap().len(), 3);
+
+    // Leaf 00000002: only the first part of r1 is on that branch, so r1 is torn there.
+    let file = sub.join("a.jsonl");
+    let out = xtask(&[
+        "replay",
+        file.to_str().unwrap(),
+        "--leaf",
+        "00000002",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(json(&out)["findings"][0]["code"], "torn_round");
+}
+
+#[test]
+fn mirror_then_replay_from_sqlite_agrees_with_the_jsonl() {
+    let dir = TempDir::new("mirror");
+    let file = write(&dir.0, "s.jsonl", &session("m", Some("edited")));
+    let db = dir.0.join("mirror.db");
+    let db = db.to_str().unwrap();
+    let out = xtask(&["mirror", &file, "--sqlite", db]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .contains("+5 entries"));
+    let again = xtask(&["mirror", &file, "--sqlite", db]);
+    assert!(String::from_utf8(again.stdout)
+        .unwrap()
+        .contains("+0 entries"));
+
+    let from_jsonl = json(&xtask(&["replay", &file, "--json"]));
+    let out = xtask(&["replay", &file, "--sqlite", db, "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let from_sqlite = json(&out);
+    assert_eq!(from_sqlite["source"], "sqlite");
+    for key in ["available", "rounds", "findings", "firstPrompt", "leaf"] {
+        assert_eq!(from_sqlite[key], from_jsonl[key], "{key}");
+    }
+    assert_eq!(xtask(&["mirror", &file]).status.code(), Some(2));
+}
