@@ -7,9 +7,11 @@
 //!   entry and scope that would allow it;
 //! - [`availability_notice`]: the hidden names-only notice of what is available indirectly;
 //! - [`DECIDING_CONTEXT`] and [`RANKING`]: the progress texts;
-//! - [`tools_list`] and [`mcp_list`]: `/decisions tools list` and `/decisions mcp list`;
+//! - [`tools_list`] and [`mcp_list`]: `/decisions tools list` and `/decisions mcp list` (fed
+//!   with [`ToolRow`]s, each with its [`Availability`]), and [`list_command_usage`];
 //! - [`tools_tab`], [`tools_tab_notes`], [`advanced_tool_limits`]: the Tools tab;
 //! - [`config_warning`], [`settings_warning`], [`settings_fallback`], [`allowlist_error`];
+//! - [`round_problem`] and [`audit_finding`]: a round that added nothing, a ledger audit;
 //! - [`AllowlistEditor`]: the nested *Always allowed tools* editor and the flat *MCP servers &
 //!   extensions* editor, as a pure state machine (keys in, lines of a given width out);
 //! - [`groups_table`]: the `context-decisions groups` table.
@@ -38,23 +40,27 @@
 //! ```
 
 mod blocked;
+mod commands;
 mod display;
 mod editor;
 mod groups;
 mod lists;
 mod notice;
 mod progress;
+mod rounds;
 mod settings_tab;
 mod warnings;
 mod words;
 
 pub use blocked::blocked_reason;
+pub use commands::{list_command_usage, ListCommand};
 pub use display::display_safe;
 pub use editor::{AllowlistEditor, CursorTarget, EditorKind, EditorOutcome, Key};
 pub use groups::{groups_table, GroupsRow};
 pub use lists::{mcp_list, tools_list, Availability, Boundary, Filtering, InventoryView, ToolRow};
 pub use notice::{availability_notice, AvailabilityNotice, NoticeGroup};
 pub use progress::{DECIDING_CONTEXT, RANKING};
+pub use rounds::{audit_finding, round_problem, RoundProblem};
 pub use settings_tab::{
     advanced_tool_limits, cadence_text, mode_text, tools_tab, tools_tab_notes, SettingId,
     SettingRow,

@@ -1,0 +1,142 @@
+//! What a person is told when a decision round adds nothing, or adds everything because of
+//! `failMode: open`, and the sentences of a ledger audit.
+
+use crate::display::display_safe;
+use crate::words::fit;
+use pcd_model::{AuditFinding, AuditFindingCode};
+
+/// Why a round added nothing (or, with `failMode: open`, everything that was left).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RoundProblem {
+    /// The decision model's call failed or its answer could not be read.
+    Failed,
+    /// The round ran past `decision.timeoutMs`.
+    TimedOut,
+    /// The run was cancelled.
+    Cancelled,
+    /// A settings or allowlist save, a disable, a mode change or a branch change overtook it.
+    Superseded,
+    /// The decision model is misconfigured (for example an `http` provider whose key variable is
+    /// unset); `failMode: open` never applies to this.
+    Configuration,
+    /// The call failed and `failMode: open` made the remaining candidates available.
+    FailedOpen,
+}
+
+/// The sentence for a round that did not go as planned. Nothing the model answered, and no
+/// error text from a provider, is part of it.
+pub fn round_problem(problem: RoundProblem) -> String {
+    match problem {
+        RoundProblem::Failed => "Deciding tools failed, so no tool was added this time; tools \
+             already available stay available. It is tried again at the next prompt."
+            .to_owned(),
+        RoundProblem::TimedOut => "Deciding tools took longer than the timeout (Advanced), so no \
+             tool was added this time; tools already available stay available."
+            .to_owned(),
+        RoundProblem::Cancelled => {
+            "Deciding tools was cancelled, so no tool was added this time.".to_owned()
+        }
+        RoundProblem::Superseded => "A newer change (settings, allowlists or the branch) \
+             replaced this decision, so it added nothing; the next one uses the new state."
+            .to_owned(),
+        RoundProblem::Configuration => "The decision model is not set up correctly (Advanced), \
+             so no tool was added. Tools already available stay available."
+            .to_owned(),
+        RoundProblem::FailedOpen => "Deciding tools failed, and the fail mode is open, so every \
+             remaining tool was made available for this branch."
+            .to_owned(),
+    }
+}
+
+/// The sentence for one ledger audit finding. Entry and round ids are shown bounded and made
+/// safe: a hand-edited file can put anything there.
+pub fn audit_finding(finding: &AuditFinding) -> String {
+    let id = |label: &str, value: &Option<String>| {
+        value
+            .as_deref()
+            .map(|v| format!(" {label} `{}`", fit(&display_safe(v), 40).replace('`', "'")))
+            .unwrap_or_default()
+    };
+    let at = format!(
+        "{}{}",
+        id("round", &finding.round),
+        id("entry", &finding.entry_id)
+    );
+    let at = if at.is_empty() {
+        String::new()
+    } else {
+        format!(" (at{at})")
+    };
+    let what = match finding.code {
+        AuditFindingCode::TornRound => {
+            "Torn round: some of its parts are missing (a crash between writes, or entries \
+             removed); the parts that are present were not applied."
+        }
+        AuditFindingCode::DigestMismatch => {
+            "Altered round: all its parts are present but their digest does not match, so it \
+             was edited after it was written; it was not applied."
+        }
+        AuditFindingCode::Undecodable => "Unreadable entry: it does not decode; it was skipped.",
+        AuditFindingCode::UnknownVersion => {
+            "Newer entry: it was written by a newer version and skipped; update to read it."
+        }
+    };
+    format!("{what}{at}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_round_problem() {
+        let all = [
+            RoundProblem::Failed,
+            RoundProblem::TimedOut,
+            RoundProblem::Cancelled,
+            RoundProblem::Superseded,
+            RoundProblem::Configuration,
+            RoundProblem::FailedOpen,
+        ]
+        .map(round_problem)
+        .join("\n");
+        insta::assert_snapshot!(all);
+    }
+
+    #[test]
+    fn every_audit_finding() {
+        let codes = [
+            AuditFindingCode::TornRound,
+            AuditFindingCode::DigestMismatch,
+            AuditFindingCode::Undecodable,
+            AuditFindingCode::UnknownVersion,
+        ];
+        let mut all = String::new();
+        for code in codes {
+            all.push_str(&audit_finding(&AuditFinding {
+                code,
+                entry_id: Some("a2331584".into()),
+                round: Some("r-7f3a".into()),
+            }));
+            all.push('\n');
+        }
+        all.push_str(&audit_finding(&AuditFinding {
+            code: AuditFindingCode::Undecodable,
+            entry_id: None,
+            round: None,
+        }));
+        insta::assert_snapshot!(all);
+    }
+
+    #[test]
+    fn hostile_ids_are_bounded_and_safe() {
+        let text = audit_finding(&AuditFinding {
+            code: AuditFindingCode::TornRound,
+            entry_id: Some(format!("x\n\u{1b}[2J`{}", "y".repeat(500))),
+            round: None,
+        });
+        assert!(!text.contains(['\n', '\u{1b}']));
+        assert!(text.len() < 300);
+        assert_eq!(text.matches('`').count(), 2);
+    }
+}
