@@ -59,7 +59,8 @@ pub enum Key {
     Escape,
     /// Save both lists (the host's save key, e.g. Ctrl+S).
     Save,
-    /// A typed character: extends the search.
+    /// A typed character: extends the search (whitespace and control characters are ignored;
+    /// the host sends the space bar as [`Key::Space`]).
     Char(char),
 }
 
@@ -148,6 +149,28 @@ struct Lists {
 }
 
 /// The state of one allowlist editor. See the module documentation for the behaviour.
+///
+/// ```
+/// use pcd_model::{GroupKey, Scope, ScopedAllowlist, ToolKind};
+/// use pcd_ui_text::{AllowlistEditor, Availability, EditorKind, EditorOutcome, Key, ToolRow};
+///
+/// let kb = GroupKey::for_mcp_server("kb");
+/// let rows = [ToolRow {
+///     name: "mcp__kb__query".into(),
+///     kind: ToolKind::Mcp,
+///     group: Some(kb.clone()),
+///     label: Some("kb".into()),
+///     scope: Scope::Global,
+///     definition_chars: 120,
+///     availability: Availability::Withheld,
+/// }];
+/// let mut editor =
+///     AllowlistEditor::new(EditorKind::Tools, Scope::Global, &rows, &ScopedAllowlist::default());
+/// assert!(editor.render(60, 10).iter().any(|l| l.contains("[ ] kb  mcp__kb · 1 tool")));
+/// editor.handle_key(Key::Space);
+/// let EditorOutcome::Save(lists) = editor.handle_key(Key::Save) else { panic!() };
+/// assert_eq!(lists.groups, vec![kb]);
+/// ```
 #[derive(Debug, Clone)]
 pub struct AllowlistEditor {
     kind: EditorKind,

@@ -39,7 +39,9 @@ pub fn groups_table(rows: &[GroupsRow]) -> String {
             [
                 display_safe(&r.name),
                 r.kind.to_owned(),
-                r.group.clone().unwrap_or_else(|| "-".to_owned()),
+                r.group
+                    .as_deref()
+                    .map_or_else(|| "-".to_owned(), display_safe),
                 r.label
                     .as_deref()
                     .map_or_else(|| "-".to_owned(), display_safe),

@@ -241,7 +241,7 @@ pub fn tools_list(view: &InventoryView) -> String {
                     display_safe(&r.name),
                     r.group
                         .as_ref()
-                        .map_or_else(|| "-".to_owned(), |g| g.as_str().to_owned()),
+                        .map_or_else(|| "-".to_owned(), |g| display_safe(g.as_str())),
                     r.label
                         .as_deref()
                         .map_or_else(|| "-".to_owned(), bound_label),
@@ -296,7 +296,8 @@ pub fn mcp_list(view: &InventoryView) -> String {
             .iter()
             .map(|((kind, key), acc)| {
                 vec![
-                    key.as_str().to_owned(),
+                    // A third-party adapter's namespace is not validated beyond `mcp__`.
+                    display_safe(key.as_str()),
                     bound_label(acc.label),
                     match kind {
                         GroupKind::Mcp => "MCP server",
