@@ -66,6 +66,6 @@ pub use settings_tab::{
     SettingRow,
 };
 pub use warnings::{
-    allowlist_error, config_warning, settings_fallback, settings_warning, SettingsFallback,
-    SettingsFile,
+    allowlist_error, config_warning, settings_fallback, settings_warning, FileProblem,
+    SettingsFallback, SettingsFile,
 };

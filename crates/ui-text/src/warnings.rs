@@ -229,54 +229,109 @@ fn default_phrase(field: &str) -> String {
     format!("using the default ({value})")
 }
 
+/// Why a settings or allowlist file could not be read or written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FileProblem {
+    /// Reading or writing failed (permissions, I/O, a lock that could not be taken).
+    Io,
+    /// The file is not valid JSON.
+    NotJson,
+    /// The file is larger than the reader accepts.
+    TooLarge {
+        /// The limit, in KiB.
+        limit_kib: u64,
+    },
+    /// The path is a symbolic link, a directory or a device.
+    NotRegularFile,
+}
+
 /// What applies instead when a settings or allowlist file cannot be read or written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SettingsFallback {
     /// The global settings cannot be read and this branch already filters: it keeps enforcing
     /// what it recorded and adds nothing.
-    GlobalUnreadableBranchKept,
+    GlobalUnreadableBranchKept(FileProblem),
     /// The global settings cannot be read and this branch does not filter yet: the defaults
     /// apply (filtering off).
-    GlobalUnreadableDefaults,
+    GlobalUnreadableDefaults(FileProblem),
     /// The project allowlists cannot be read; the last good read still applies.
-    ProjectUnreadableLastGood,
+    ProjectUnreadableLastGood(FileProblem),
     /// The project allowlists cannot be read and were never read: only the global lists apply.
-    ProjectUnreadableGlobalOnly,
+    ProjectUnreadableGlobalOnly(FileProblem),
     /// Saving the global settings failed; nothing was changed.
-    GlobalSaveFailed,
+    GlobalSaveFailed(FileProblem),
     /// Saving the project allowlists failed; nothing was changed.
-    ProjectSaveFailed,
+    ProjectSaveFailed(FileProblem),
     /// The names-only `mcp.json` read is not approved: built-in MCP servers count as Global.
     McpConfigReadNotApproved,
 }
 
-/// The sentence for a settings fallback.
-pub fn settings_fallback(fallback: SettingsFallback) -> String {
-    match fallback {
-        SettingsFallback::GlobalUnreadableBranchKept => "The global settings could not be read. \
-             Tool filtering keeps enforcing what this branch already has and adds nothing until \
-             they can be read again."
-            .to_owned(),
-        SettingsFallback::GlobalUnreadableDefaults => "The global settings could not be read, \
-             so the defaults apply: tool filtering is off and every tool is available."
-            .to_owned(),
-        SettingsFallback::ProjectUnreadableLastGood => "The project allowlists could not be \
-             read; the lists last read from them still apply."
-            .to_owned(),
-        SettingsFallback::ProjectUnreadableGlobalOnly => "The project allowlists could not be \
-             read; only the global allowlists apply."
-            .to_owned(),
-        SettingsFallback::GlobalSaveFailed => {
-            "Saving the global settings failed; nothing was changed. Try again.".to_owned()
+fn problem_sentence(file: SettingsFile, problem: FileProblem, saving: bool) -> String {
+    let what = match file {
+        SettingsFile::Global => "global settings",
+        SettingsFile::Project => "project allowlists",
+    };
+    match (problem, saving) {
+        (FileProblem::Io, false) => format!("The {what} could not be read."),
+        (FileProblem::Io, true) => format!("Saving the {what} failed."),
+        (FileProblem::NotJson, _) => format!("The {what} file is not valid JSON."),
+        (FileProblem::TooLarge { limit_kib }, _) => {
+            format!("The {what} file is larger than {limit_kib} KiB.")
         }
-        SettingsFallback::ProjectSaveFailed => {
-            "Saving the project allowlists failed; nothing was changed. Try again.".to_owned()
-        }
-        SettingsFallback::McpConfigReadNotApproved => format!(
-            "Built-in MCP servers count as Global: reading server names from `mcp.json` is not \
-             approved. Project servers can still be allowlisted by their tools ({TOOLS_TAB})."
+        (FileProblem::NotRegularFile, _) => format!(
+            "The {what} file is not a regular file (it is a symbolic link, a directory or a \
+             device)."
         ),
     }
+}
+
+fn save_consequence(problem: FileProblem) -> &'static str {
+    match problem {
+        FileProblem::Io => "Nothing was saved and the settings in use are unchanged. Try again.",
+        // The store never overwrites a file it cannot read: that would lose what is in it.
+        _ => {
+            "Nothing was saved, so what is in that file is not lost, and the settings in use are \
+             unchanged. Fix the file, then save again."
+        }
+    }
+}
+
+/// The sentences for a settings fallback: what went wrong, then what applies instead. No path
+/// and no error text from the system is part of it.
+pub fn settings_fallback(fallback: SettingsFallback) -> String {
+    use SettingsFile::{Global, Project};
+    let (cause, consequence) = match fallback {
+        SettingsFallback::GlobalUnreadableBranchKept(p) => (
+            problem_sentence(Global, p, false),
+            "Tool filtering keeps enforcing what this branch already has and adds nothing until \
+             they can be read again.",
+        ),
+        SettingsFallback::GlobalUnreadableDefaults(p) => (
+            problem_sentence(Global, p, false),
+            "The defaults apply: tool filtering is off and every tool is available.",
+        ),
+        SettingsFallback::ProjectUnreadableLastGood(p) => (
+            problem_sentence(Project, p, false),
+            "The project lists last read still apply.",
+        ),
+        SettingsFallback::ProjectUnreadableGlobalOnly(p) => (
+            problem_sentence(Project, p, false),
+            "Only the global allowlists apply.",
+        ),
+        SettingsFallback::GlobalSaveFailed(p) => {
+            (problem_sentence(Global, p, true), save_consequence(p))
+        }
+        SettingsFallback::ProjectSaveFailed(p) => {
+            (problem_sentence(Project, p, true), save_consequence(p))
+        }
+        SettingsFallback::McpConfigReadNotApproved => {
+            return "Built-in MCP servers all count as Global, because reading server names from \
+                    `mcp.json` is not approved: their tools and pins belong in the global \
+                    allowlists. Approve the read to place project servers in the project lists."
+                .to_owned()
+        }
+    };
+    format!("{cause} {consequence}")
 }
 
 /// The error for an allowlist entry that is refused, said for the list it was meant for, with
@@ -433,18 +488,29 @@ mod tests {
 
     #[test]
     fn every_fallback() {
-        let all = [
-            SettingsFallback::GlobalUnreadableBranchKept,
-            SettingsFallback::GlobalUnreadableDefaults,
-            SettingsFallback::ProjectUnreadableLastGood,
-            SettingsFallback::ProjectUnreadableGlobalOnly,
-            SettingsFallback::GlobalSaveFailed,
-            SettingsFallback::ProjectSaveFailed,
+        let problems = [
+            FileProblem::Io,
+            FileProblem::NotJson,
+            FileProblem::TooLarge { limit_kib: 256 },
+            FileProblem::NotRegularFile,
+        ];
+        let mut all = Vec::new();
+        for p in problems {
+            for f in [
+                SettingsFallback::GlobalUnreadableBranchKept,
+                SettingsFallback::GlobalUnreadableDefaults,
+                SettingsFallback::ProjectUnreadableLastGood,
+                SettingsFallback::ProjectUnreadableGlobalOnly,
+                SettingsFallback::GlobalSaveFailed,
+                SettingsFallback::ProjectSaveFailed,
+            ] {
+                all.push(settings_fallback(f(p)));
+            }
+        }
+        all.push(settings_fallback(
             SettingsFallback::McpConfigReadNotApproved,
-        ]
-        .map(settings_fallback)
-        .join("\n");
-        insta::assert_snapshot!(all);
+        ));
+        insta::assert_snapshot!(all.join("\n"));
     }
 
     #[test]
