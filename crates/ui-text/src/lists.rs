@@ -457,4 +457,30 @@ mod tests {
         assert!(notes.contains("mixed"), "{notes}");
         assert!(notes.contains("partly: 1 of 2"), "{notes}");
     }
+
+    #[test]
+    fn hostile_names_labels_and_namespaces_print_safely() {
+        let key = GroupKey::for_mcp_namespace("mcp__x\u{1b}[2J\u{202E}").unwrap();
+        let view = InventoryView {
+            filtering: Filtering::On(Mode::Mcp),
+            rows: vec![ToolRow {
+                name: "t\nool\u{7}".into(),
+                kind: ToolKind::Mcp,
+                group: Some(key),
+                label: Some(format!("label\r\n{}", "z".repeat(100))),
+                scope: Scope::Global,
+                definition_chars: 10,
+                availability: Availability::Withheld,
+            }],
+            active_set_changes: 0,
+        };
+        for text in [tools_list(&view), mcp_list(&view)] {
+            assert!(
+                !text.contains(['\u{1b}', '\u{202E}', '\u{7}', '\r']),
+                "{text:?}"
+            );
+            assert!(!text.contains(&"z".repeat(48)), "labels are bounded");
+            assert_eq!(text.lines().count(), 7, "{text}");
+        }
+    }
 }
