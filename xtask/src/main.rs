@@ -49,6 +49,8 @@ fn ci() -> ExitCode {
             "-D",
             "warnings",
         ],
+        // The Node addon as a loadable library, for the tests that run it inside Node and Pi.
+        &["build", "-p", "pcd-node", "--locked"],
         &["test", "--workspace", "--locked"],
     ];
     for step in steps {
