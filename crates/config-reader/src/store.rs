@@ -1,1 +1,787 @@
-//! The settings and allowlist store (to come).
+//! The extension's own settings and allowlist files: bounded per-field reads, and atomic,
+//! merging writes.
+//!
+//! - Global: `<agentDir>/pi-context-decisions/settings.json` (`tools.*`, `decision.*`, the global
+//!   allowlists `tools.alwaysAllowedTools` and `tools.alwaysAllowedMcpServers`).
+//! - Project: `<cwd>/.pi/pi-context-decisions.json` (`alwaysAllowedTools`,
+//!   `alwaysAllowedMcpServers`, and always an `alwaysAllowed` array for older readers).
+//!
+//! Reading gives one of three results ([`Loaded`]): absent, read (with per-field warnings), or
+//! unreadable, so the facade can keep enforcing what a branch has, or keep the last good project
+//! allowlist, when a file cannot be read.
+//!
+//! Writing is a *change* ([`SettingsChange`], [`AllowlistChange`]) applied under an advisory lock
+//! (`flock` on a `.lock` file beside the target) to the file as it is on disk at that moment, then
+//! written to a temporary file in the same folder (mode 0600), synced and renamed over the old
+//! one. So two Pi windows saving at once lose nothing, unknown fields and every saved name stay
+//! (invalid or unmatched ones too), and a failed save leaves the old file as it was. A file that
+//! cannot be read is never overwritten: that would lose what is in it.
+
+use crate::bounded::{read_bounded, FileRead};
+use pcd_model::{
+    parse_group_entry, parse_tool_entry, AllowlistError, ProjectAllowlistFile, ScopedAllowlist,
+    Settings, SettingsWarning,
+};
+use serde_json::{Map, Value};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The largest settings or allowlist file read.
+pub const MAX_SETTINGS_FILE_BYTES: u64 = 64 * 1024;
+
+/// `<agent_dir>/pi-context-decisions/settings.json`.
+pub fn global_settings_path(agent_dir: &Path) -> PathBuf {
+    agent_dir.join("pi-context-decisions").join("settings.json")
+}
+
+/// `<cwd>/.pi/pi-context-decisions.json`.
+pub fn project_allowlist_path(cwd: &Path) -> PathBuf {
+    cwd.join(".pi").join("pi-context-decisions.json")
+}
+
+/// Which of the two files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StoreFile {
+    /// The global settings file.
+    GlobalSettings,
+    /// The project allowlist file.
+    ProjectAllowlists,
+}
+
+impl StoreFile {
+    fn describe(self) -> &'static str {
+        match self {
+            StoreFile::GlobalSettings => "the global settings file",
+            StoreFile::ProjectAllowlists => "the project allowlist file",
+        }
+    }
+}
+
+/// Why a file could not be read or written. Names the file and the problem; never a path's
+/// content, a value or a system message that could carry one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// Reading, writing, syncing, renaming or locking failed.
+    #[error("{} could not be read or written ({kind})", file.describe())]
+    Io {
+        /// Which file.
+        file: StoreFile,
+        /// The operating system's error kind.
+        kind: std::io::ErrorKind,
+    },
+    /// The file is not JSON, or its top level is not an object (a save would lose it).
+    #[error("{} is not a JSON object (problem at line {line}, column {column})", file.describe())]
+    NotJson {
+        /// Which file.
+        file: StoreFile,
+        /// 1-based line of the problem (0 when the JSON is valid but not an object).
+        line: usize,
+        /// 1-based column of the problem.
+        column: usize,
+    },
+    /// The file is larger than [`MAX_SETTINGS_FILE_BYTES`].
+    #[error("{} is larger than {} KiB", file.describe(), MAX_SETTINGS_FILE_BYTES / 1024)]
+    TooLarge {
+        /// Which file.
+        file: StoreFile,
+    },
+    /// The path is a symlink, a directory or a device: it is never read or replaced.
+    #[error("{} is not a regular file (a symbolic link, a directory or a device)", file.describe())]
+    NotRegularFile {
+        /// Which file.
+        file: StoreFile,
+    },
+    /// A change would save an entry that breaks the allowlist rules.
+    #[error("{} cannot save entry {index} of the change: {error}", file.describe())]
+    InvalidEntry {
+        /// Which file.
+        file: StoreFile,
+        /// The entry's 0-based position among the change's additions.
+        index: usize,
+        /// Which rule it broke.
+        error: AllowlistError,
+    },
+    /// A settings change names a field that is not a known setting, or gives it a value that
+    /// would be refused on reading.
+    #[error("cannot save `{field}`: not a known setting or not a valid value for it")]
+    InvalidSetting {
+        /// The dotted field name as given by the program (never a value).
+        field: String,
+    },
+}
+
+/// The three results of reading a file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Loaded<T> {
+    /// No file (or no folder): the defaults apply.
+    Absent,
+    /// The file was read; fields that were wrong took their defaults and are reported.
+    Read {
+        /// What the file says.
+        value: T,
+        /// One warning per field that fell back, or entry that was skipped.
+        warnings: Vec<SettingsWarning>,
+    },
+    /// The file exists but cannot be used.
+    Unreadable(StoreError),
+}
+
+/// The raw JSON object of a file, or why there is none.
+fn read_object(path: &Path, file: StoreFile) -> Result<Option<Map<String, Value>>, StoreError> {
+    let bytes = match read_bounded(path, MAX_SETTINGS_FILE_BYTES) {
+        FileRead::Absent => return Ok(None),
+        FileRead::Bytes(bytes) => bytes,
+        FileRead::NotRegular => return Err(StoreError::NotRegularFile { file }),
+        FileRead::TooLarge => return Err(StoreError::TooLarge { file }),
+        FileRead::Unreadable => {
+            return Err(StoreError::Io {
+                file,
+                kind: std::io::ErrorKind::PermissionDenied,
+            })
+        }
+    };
+    let text = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&bytes);
+    match serde_json::from_slice::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(Some(map)),
+        Ok(_) => Err(StoreError::NotJson {
+            file,
+            line: 0,
+            column: 0,
+        }),
+        Err(e) => Err(StoreError::NotJson {
+            file,
+            line: e.line(),
+            column: e.column(),
+        }),
+    }
+}
+
+fn load<T>(
+    path: &Path,
+    file: StoreFile,
+    parse: impl Fn(&Value) -> (T, Vec<SettingsWarning>),
+) -> Loaded<T> {
+    match read_object(path, file) {
+        Ok(None) => Loaded::Absent,
+        Ok(Some(map)) => {
+            let (value, warnings) = parse(&Value::Object(map));
+            Loaded::Read { value, warnings }
+        }
+        Err(e) => Loaded::Unreadable(e),
+    }
+}
+
+/// Reads the global settings, field by field.
+pub fn read_global_settings(agent_dir: &Path) -> Loaded<Settings> {
+    load(
+        &global_settings_path(agent_dir),
+        StoreFile::GlobalSettings,
+        Settings::from_json,
+    )
+}
+
+/// Reads the project allowlists, field by field.
+pub fn read_project_allowlist(cwd: &Path) -> Loaded<ScopedAllowlist> {
+    load(
+        &project_allowlist_path(cwd),
+        StoreFile::ProjectAllowlists,
+        ProjectAllowlistFile::from_json,
+    )
+}
+
+/// Entries to add to and remove from one allowlist. Additions are validated and appended when
+/// not already there; removals take out exactly the named entries (for groups, every spelling of
+/// the same group). Everything else saved stays, invalid and unmatched entries included.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListEdit {
+    /// Entries to add.
+    pub add: Vec<String>,
+    /// Entries to remove.
+    pub remove: Vec<String>,
+}
+
+impl ListEdit {
+    fn is_empty(&self) -> bool {
+        self.add.is_empty() && self.remove.is_empty()
+    }
+}
+
+/// A change to one scope's two allowlists.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllowlistChange {
+    /// The tool list (`alwaysAllowedTools`).
+    pub tools: ListEdit,
+    /// The group list (`alwaysAllowedMcpServers`).
+    pub groups: ListEdit,
+}
+
+/// A change to the global settings file: settings to set, and allowlist edits.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SettingsChange {
+    sets: Vec<(&'static str, &'static str, Value)>,
+    /// The global allowlists.
+    pub allowlists: AllowlistChange,
+}
+
+/// The settings a [`SettingsChange`] may set: (section, key).
+const SETTABLE: &[(&str, &str)] = &[
+    ("tools", "enabled"),
+    ("tools", "mode"),
+    ("tools", "cadence"),
+    ("tools", "readMcpConfig"),
+    ("decision", "provider"),
+    ("decision", "model"),
+    ("decision", "baseUrl"),
+    ("decision", "apiKeyEnv"),
+    ("decision", "threshold"),
+    ("decision", "maxNewTools"),
+    ("decision", "maxNewGroups"),
+    ("decision", "minimumCandidates"),
+    ("decision", "batchSize"),
+    ("decision", "concurrency"),
+    ("decision", "timeoutMs"),
+    ("decision", "failMode"),
+];
+
+impl SettingsChange {
+    /// Sets a dotted field (`tools.enabled`, `decision.threshold`, …) to `value`. Refuses an
+    /// unknown field, an allowlist field (edit those through [`SettingsChange::allowlists`]) and
+    /// a value the reader would not accept.
+    pub fn set(mut self, field: &str, value: Value) -> Result<SettingsChange, StoreError> {
+        let invalid = || StoreError::InvalidSetting {
+            field: field.chars().take(64).collect(),
+        };
+        let &(section, key) = SETTABLE
+            .iter()
+            .find(|(s, k)| field.split_once('.') == Some((s, k)))
+            .ok_or_else(invalid)?;
+        let mut inner = Map::new();
+        inner.insert(key.to_owned(), value.clone());
+        let mut probe = Map::new();
+        probe.insert(section.to_owned(), Value::Object(inner));
+        let probe = Value::Object(probe);
+        let (_, warnings) = Settings::from_json(&probe);
+        if !warnings.is_empty() {
+            return Err(invalid());
+        }
+        self.sets.retain(|(s, k, _)| (*s, *k) != (section, key));
+        self.sets.push((section, key, value));
+        Ok(self)
+    }
+}
+
+/// Appends and removes entries of one JSON list in place. `same` says whether a saved entry is
+/// the same as a named one.
+fn edit_list(list: &mut Vec<Value>, edit: &ListEdit, same: impl Fn(&str, &str) -> bool) {
+    list.retain(|saved| match saved.as_str() {
+        Some(saved) => !edit.remove.iter().any(|r| same(saved, r)),
+        None => true,
+    });
+    for add in &edit.add {
+        if !list
+            .iter()
+            .any(|v| v.as_str().is_some_and(|s| same(s, add)))
+        {
+            list.push(Value::from(add.as_str()));
+        }
+    }
+}
+
+fn same_tool(a: &str, b: &str) -> bool {
+    a == b
+}
+
+fn same_group(a: &str, b: &str) -> bool {
+    a == b || matches!((parse_group_entry(a), parse_group_entry(b)), (Ok(x), Ok(y)) if x == y)
+}
+
+fn validate_additions(change: &AllowlistChange, file: StoreFile) -> Result<(), StoreError> {
+    for (index, entry) in change.tools.add.iter().enumerate() {
+        parse_tool_entry(entry).map_err(|error| StoreError::InvalidEntry { file, index, error })?;
+    }
+    for (index, entry) in change.groups.add.iter().enumerate() {
+        parse_group_entry(entry).map_err(|error| StoreError::InvalidEntry {
+            file,
+            index,
+            error,
+        })?;
+    }
+    Ok(())
+}
+
+/// The list at `obj[key]`, made an array when absent. A present non-array value is replaced only
+/// when the change edits it (the reader already ignores it with a warning).
+fn list_mut<'a>(obj: &'a mut Map<String, Value>, key: &str) -> &'a mut Vec<Value> {
+    let slot = obj
+        .entry(key.to_owned())
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if !slot.is_array() {
+        *slot = Value::Array(Vec::new());
+    }
+    match slot {
+        Value::Array(list) => list,
+        _ => unreachable!("made an array above"),
+    }
+}
+
+fn apply_allowlists(obj: &mut Map<String, Value>, change: &AllowlistChange) {
+    if !change.tools.is_empty() {
+        edit_list(
+            list_mut(obj, "alwaysAllowedTools"),
+            &change.tools,
+            same_tool,
+        );
+    }
+    if !change.groups.is_empty() {
+        edit_list(
+            list_mut(obj, "alwaysAllowedMcpServers"),
+            &change.groups,
+            same_group,
+        );
+    }
+}
+
+/// Applies `change` to the global settings file under its lock, and returns what the file says
+/// afterwards.
+pub fn save_global_settings(
+    agent_dir: &Path,
+    change: &SettingsChange,
+) -> Result<(Settings, Vec<SettingsWarning>), StoreError> {
+    let file = StoreFile::GlobalSettings;
+    validate_additions(&change.allowlists, file)?;
+    let path = global_settings_path(agent_dir);
+    let saved = update(&path, file, |root| {
+        for (section, key, value) in &change.sets {
+            section_mut(root, section).insert((*key).to_owned(), value.clone());
+        }
+        if change.allowlists != AllowlistChange::default() {
+            apply_allowlists(section_mut(root, "tools"), &change.allowlists);
+        }
+    })?;
+    Ok(Settings::from_json(&Value::Object(saved)))
+}
+
+/// `root[name]` as an object, made one when absent or not an object (a save replaces a broken
+/// section it writes into; the reader already used its defaults).
+fn section_mut<'a>(root: &'a mut Map<String, Value>, name: &str) -> &'a mut Map<String, Value> {
+    let slot = root
+        .entry(name.to_owned())
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !slot.is_object() {
+        *slot = Value::Object(Map::new());
+    }
+    match slot {
+        Value::Object(map) => map,
+        _ => unreachable!("made an object above"),
+    }
+}
+
+/// Applies `change` to the project allowlist file under its lock, and returns what the file
+/// says afterwards. The file always keeps an `alwaysAllowed` array for older readers (its value
+/// as it is, `[]` when absent); no tool is ever written into it.
+pub fn save_project_allowlist(
+    cwd: &Path,
+    change: &AllowlistChange,
+) -> Result<(ScopedAllowlist, Vec<SettingsWarning>), StoreError> {
+    let file = StoreFile::ProjectAllowlists;
+    validate_additions(change, file)?;
+    let path = project_allowlist_path(cwd);
+    let saved = update(&path, file, |root| {
+        apply_allowlists(root, change);
+        root.entry("alwaysAllowed".to_owned())
+            .or_insert_with(|| Value::Array(Vec::new()));
+    })?;
+    Ok(ProjectAllowlistFile::from_json(&Value::Object(saved)))
+}
+
+/// Read-modify-write under the lock; the new content is returned.
+fn update(
+    path: &Path,
+    file: StoreFile,
+    modify: impl FnOnce(&mut Map<String, Value>),
+) -> Result<Map<String, Value>, StoreError> {
+    let io = |e: std::io::Error| StoreError::Io {
+        file,
+        kind: e.kind(),
+    };
+    let dir = path.parent().ok_or(StoreError::Io {
+        file,
+        kind: std::io::ErrorKind::InvalidInput,
+    })?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(io)?;
+    let _lock = Lock::take(&lock_path(path)).map_err(io)?;
+    let mut root = read_object(path, file)?.unwrap_or_default();
+    modify(&mut root);
+    let mut text =
+        serde_json::to_string_pretty(&Value::Object(root.clone())).map_err(|_| StoreError::Io {
+            file,
+            kind: std::io::ErrorKind::InvalidData,
+        })?;
+    text.push('\n');
+    write_atomically(path, dir, text.as_bytes()).map_err(io)?;
+    Ok(root)
+}
+
+fn lock_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    path.with_file_name(name)
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Writes `bytes` to a new temporary file beside `path` (mode 0600), syncs it, renames it over
+/// `path` and syncs the folder. On any failure the temporary file is removed and `path` is as
+/// it was.
+fn write_atomically(path: &Path, dir: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut name = std::ffi::OsString::from(".");
+    name.push(path.file_name().unwrap_or_default());
+    name.push(format!(
+        ".tmp-{}-{}",
+        std::process::id(),
+        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let temp = dir.join(name);
+    let result = (|| {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&temp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&temp, path)?;
+        File::open(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
+}
+
+/// An exclusive advisory lock (`flock`) on a lock file, released when dropped (the descriptor
+/// closes). Other savers of the same file wait for it; readers do not need it because the
+/// rename is atomic.
+struct Lock {
+    _file: File,
+}
+
+impl Lock {
+    fn take(path: &Path) -> std::io::Result<Lock> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)?;
+        flock_exclusive(&file)?;
+        Ok(Lock { _file: file })
+    }
+}
+
+// The workspace denies unsafe code; this is the one FFI call the store needs (std's File::lock
+// is newer than the workspace's minimum Rust).
+#[allow(unsafe_code)]
+fn flock_exclusive(file: &File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    loop {
+        // SAFETY: the descriptor is owned by `file`, which outlives the call; flock takes no
+        // pointers.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+        if rc == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdir::TestDir;
+    use pcd_model::GroupKey;
+    use serde_json::json;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn raw(path: &Path) -> Value {
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    }
+
+    fn tools(add: &[&str], remove: &[&str]) -> AllowlistChange {
+        AllowlistChange {
+            tools: ListEdit {
+                add: add.iter().map(|s| s.to_string()).collect(),
+                remove: remove.iter().map(|s| s.to_string()).collect(),
+            },
+            groups: ListEdit::default(),
+        }
+    }
+
+    fn groups(add: &[&str], remove: &[&str]) -> AllowlistChange {
+        AllowlistChange {
+            groups: tools(add, remove).tools,
+            tools: ListEdit::default(),
+        }
+    }
+
+    #[test]
+    fn three_distinct_read_results() {
+        let dir = TestDir::new();
+        assert_eq!(read_global_settings(dir.path()), Loaded::Absent);
+        assert_eq!(read_project_allowlist(dir.path()), Loaded::Absent);
+        dir.write(
+            "pi-context-decisions/settings.json",
+            br#"{"tools":{"enabled":true,"mode":"bogus"}}"#,
+        );
+        match read_global_settings(dir.path()) {
+            Loaded::Read { value, warnings } => {
+                assert!(value.tools.enabled);
+                assert_eq!(warnings.len(), 1);
+                assert_eq!(warnings[0].field, "tools.mode");
+            }
+            other => panic!("{other:?}"),
+        }
+        dir.write(".pi/pi-context-decisions.json", b"{not json sk-SECRET");
+        match read_project_allowlist(dir.path()) {
+            Loaded::Unreadable(e @ StoreError::NotJson { line: 1, .. }) => {
+                assert!(!e.to_string().contains("SECRET"));
+            }
+            other => panic!("{other:?}"),
+        }
+        dir.write(".pi/pi-context-decisions.json", b"[1]");
+        assert!(matches!(
+            read_project_allowlist(dir.path()),
+            Loaded::Unreadable(StoreError::NotJson { line: 0, .. })
+        ));
+        let big = format!(
+            "{{\"x\":\"{}\"}}",
+            "a".repeat(MAX_SETTINGS_FILE_BYTES as usize)
+        );
+        dir.write(".pi/pi-context-decisions.json", big.as_bytes());
+        assert!(matches!(
+            read_project_allowlist(dir.path()),
+            Loaded::Unreadable(StoreError::TooLarge { .. })
+        ));
+        std::fs::remove_file(project_allowlist_path(dir.path())).unwrap();
+        std::fs::create_dir(project_allowlist_path(dir.path())).unwrap();
+        assert!(matches!(
+            read_project_allowlist(dir.path()),
+            Loaded::Unreadable(StoreError::NotRegularFile { .. })
+        ));
+    }
+
+    #[test]
+    fn symlinked_files_are_neither_read_nor_replaced() {
+        let dir = TestDir::new();
+        let real = dir.write("real.json", br#"{"alwaysAllowedTools":["t"]}"#);
+        std::fs::create_dir_all(dir.path().join(".pi")).unwrap();
+        std::os::unix::fs::symlink(&real, project_allowlist_path(dir.path())).unwrap();
+        assert!(matches!(
+            read_project_allowlist(dir.path()),
+            Loaded::Unreadable(StoreError::NotRegularFile { .. })
+        ));
+        let e = save_project_allowlist(dir.path(), &tools(&["u"], &[])).unwrap_err();
+        assert!(matches!(e, StoreError::NotRegularFile { .. }));
+        assert_eq!(raw(&real), json!({"alwaysAllowedTools":["t"]}));
+    }
+
+    #[test]
+    fn saves_keep_unknown_fields_and_every_saved_name() {
+        let dir = TestDir::new();
+        let path = dir.write(
+            "pi-context-decisions/settings.json",
+            br#"{"zeta":{"keep":1},"tools":{"alwaysAllowedTools":["a b", "gone_tool", 7],
+                 "alwaysAllowedMcpServers":["bad.name","dev-radius"],"future":true},
+               "decision":{"threshold":0.9,"apiKeyEnv":"KEY"},"skills":{"x":1}}"#,
+        );
+        let change = SettingsChange {
+            allowlists: AllowlistChange {
+                tools: ListEdit {
+                    add: vec!["web_fetch".into(), "gone_tool".into()],
+                    remove: vec![],
+                },
+                groups: ListEdit {
+                    add: vec!["dev_radius".into(), "ext__notes".into()],
+                    remove: vec![],
+                },
+            },
+            ..SettingsChange::default()
+        }
+        .set("tools.enabled", json!(true))
+        .unwrap();
+        let (settings, _) = save_global_settings(dir.path(), &change).unwrap();
+        assert!(settings.tools.enabled);
+        let v = raw(&path);
+        assert_eq!(v["zeta"], json!({"keep":1}));
+        assert_eq!(v["skills"], json!({"x":1}));
+        assert_eq!(v["tools"]["future"], json!(true));
+        assert_eq!(v["decision"], json!({"threshold":0.9,"apiKeyEnv":"KEY"}));
+        assert_eq!(
+            v["tools"]["alwaysAllowedTools"],
+            json!(["a b", "gone_tool", 7, "web_fetch"])
+        );
+        assert_eq!(
+            v["tools"]["alwaysAllowedMcpServers"],
+            json!(["bad.name", "dev-radius", "ext__notes"]),
+            "dev_radius is the same group as dev-radius"
+        );
+        // Order of the file's keys is kept.
+        let keys: Vec<_> = v.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(keys, ["zeta", "tools", "decision", "skills"]);
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn removals_take_out_every_spelling_of_a_group_and_nothing_else() {
+        let dir = TestDir::new();
+        dir.write(
+            ".pi/pi-context-decisions.json",
+            br#"{"alwaysAllowedMcpServers":["dev-radius","mcp__dev_radius","docs","bad.name"],
+                 "alwaysAllowedTools":["t1","t2"],"alwaysAllowed":["skill-a"]}"#,
+        );
+        let change = AllowlistChange {
+            groups: groups(&[], &["dev_radius", "bad.name"]).groups,
+            tools: tools(&[], &["t1"]).tools,
+        };
+        let (list, _) = save_project_allowlist(dir.path(), &change).unwrap();
+        assert!(list.has_group(&GroupKey::for_mcp_server("docs")));
+        assert!(!list.has_group(&GroupKey::for_mcp_server("dev_radius")));
+        let v = raw(&project_allowlist_path(dir.path()));
+        assert_eq!(v["alwaysAllowedMcpServers"], json!(["docs"]));
+        assert_eq!(v["alwaysAllowedTools"], json!(["t2"]));
+        assert_eq!(v["alwaysAllowed"], json!(["skill-a"]), "kept as it is");
+    }
+
+    #[test]
+    fn project_file_always_holds_always_allowed() {
+        let dir = TestDir::new();
+        save_project_allowlist(dir.path(), &tools(&["web_fetch"], &[])).unwrap();
+        let v = raw(&project_allowlist_path(dir.path()));
+        assert_eq!(
+            v,
+            json!({"alwaysAllowedTools":["web_fetch"],"alwaysAllowed":[]}),
+            "no tool goes into alwaysAllowed"
+        );
+    }
+
+    #[test]
+    fn invalid_changes_are_refused_and_the_file_is_untouched() {
+        let dir = TestDir::new();
+        let path = dir.write(
+            ".pi/pi-context-decisions.json",
+            br#"{"alwaysAllowedTools":["t"]}"#,
+        );
+        let before = std::fs::read(&path).unwrap();
+        let e = save_project_allowlist(dir.path(), &groups(&["sk-SECRET.bad"], &[])).unwrap_err();
+        assert!(matches!(e, StoreError::InvalidEntry { index: 0, .. }));
+        assert!(!e.to_string().contains("SECRET"));
+        let e = save_project_allowlist(dir.path(), &tools(&["has space"], &[])).unwrap_err();
+        assert!(matches!(e, StoreError::InvalidEntry { .. }));
+        assert!(SettingsChange::default()
+            .set("tools.mode", json!("groups"))
+            .is_err());
+        assert!(SettingsChange::default()
+            .set("tools.alwaysAllowedTools", json!([]))
+            .is_err());
+        assert!(SettingsChange::default().set("nope", json!(1)).is_err());
+        assert!(SettingsChange::default()
+            .set("decision.threshold", json!(0.5))
+            .is_ok());
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+
+    #[test]
+    fn an_unreadable_file_is_never_overwritten() {
+        let dir = TestDir::new();
+        let path = dir.write("pi-context-decisions/settings.json", b"{\"tools\": oops");
+        let change = SettingsChange::default()
+            .set("tools.enabled", json!(true))
+            .unwrap();
+        let e = save_global_settings(dir.path(), &change).unwrap_err();
+        assert!(matches!(e, StoreError::NotJson { .. }));
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"tools\": oops");
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_old_file_and_no_temporary_file() {
+        let dir = TestDir::new();
+        let path = dir.write(
+            ".pi/pi-context-decisions.json",
+            br#"{"alwaysAllowedTools":["t"]}"#,
+        );
+        // A directory where the temporary file's rename target is makes the rename fail.
+        let blocked = dir.path().join("blocked");
+        std::fs::create_dir_all(blocked.join("pi-context-decisions").join("settings.json/x"))
+            .unwrap();
+        let change = SettingsChange::default()
+            .set("tools.enabled", json!(true))
+            .unwrap();
+        let e = save_global_settings(&blocked, &change).unwrap_err();
+        assert!(matches!(e, StoreError::NotRegularFile { .. }), "{e:?}");
+        assert_eq!(raw(&path), json!({"alwaysAllowedTools":["t"]}));
+        // The rename itself failing (the target is a non-empty directory): the temporary file
+        // is removed.
+        let target = path.parent().unwrap();
+        std::fs::create_dir_all(target.join("occupied.json/x")).unwrap();
+        let err = write_atomically(&target.join("occupied.json"), target, b"{}");
+        assert!(err.is_err());
+        let leftovers: Vec<_> = std::fs::read_dir(target)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn two_writers_at_once_lose_nothing() {
+        let dir = TestDir::new();
+        let per_writer = 40;
+        std::thread::scope(|s| {
+            for writer in 0..2 {
+                let agent = dir.path();
+                s.spawn(move || {
+                    for i in 0..per_writer {
+                        let name = format!("w{writer}_tool_{i}");
+                        let change = SettingsChange {
+                            allowlists: tools(&[&name], &[]),
+                            ..SettingsChange::default()
+                        };
+                        save_global_settings(agent, &change).unwrap();
+                        save_project_allowlist(
+                            agent,
+                            &groups(&[&format!("srv-{writer}-{i}")], &[]),
+                        )
+                        .unwrap();
+                    }
+                });
+            }
+        });
+        match read_global_settings(dir.path()) {
+            Loaded::Read { value, warnings } => {
+                assert!(warnings.is_empty());
+                assert_eq!(value.tools.always_allowed_tools.len(), 2 * per_writer);
+            }
+            other => panic!("{other:?}"),
+        }
+        match read_project_allowlist(dir.path()) {
+            Loaded::Read { value, .. } => assert_eq!(value.groups.len(), 2 * per_writer),
+            other => panic!("{other:?}"),
+        }
+    }
+}
