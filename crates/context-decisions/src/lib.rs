@@ -15,6 +15,7 @@
 //! assert_eq!(rows[0].kind, "internal");
 //! ```
 
+pub mod eval;
 pub mod groups;
 pub mod inventory;
 pub mod mcp_origins;

@@ -46,6 +46,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Measure the picker's ranking and selection on a labelled set, next to Pi's tool_search.
+    Eval(context_decisions::eval::EvalArgs),
 }
 
 fn main() -> ExitCode {
@@ -107,6 +109,10 @@ fn run(cli: Cli) -> Result<(), String> {
             } else {
                 mo::origins_text(&origins)
             };
+            out.write_all(text.as_bytes()).map_err(|e| e.to_string())
+        }
+        Command::Eval(args) => {
+            let text = context_decisions::eval::run(&args)?;
             out.write_all(text.as_bytes()).map_err(|e| e.to_string())
         }
     }

@@ -1,0 +1,838 @@
+//! The `eval` command: the picker's ranking and selection quality on a labelled set, next to
+//! Pi's own `tool_search` ranker (BM25) run on the same data in the same harness.
+//!
+//! A set is a folder shaped like `../shared/eval/*`: `tools.json` (a `getAllTools()` array),
+//! `queries.jsonl` (`{"id", "prompt", "relevant_tools"}` a line) and optionally
+//! `irrelevance.jsonl` (prompts for which nothing should be exposed). Queries are split in two
+//! halves by a stable hash of their id: the `tune` half was used to choose the embedded scorer's
+//! weights, the `test` half (the default) is the one to report.
+
+use crate::inventory::{read_inventory_file, InventoryFileError};
+use pcd_model::{Allowlists, Classifier, DecisionSettings, Mode, ToolInfo};
+use pcd_picker::candidates::{candidates, Available, Candidate};
+use pcd_picker::embedded::{Calibration, CandidateText, EmbeddedIndex, FieldWeights};
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::io::{BufRead, Read};
+use std::path::Path;
+use std::time::Instant;
+
+/// The largest queries file read.
+const MAX_QUERIES_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// The longest query line read.
+const MAX_QUERY_LINE_BYTES: usize = 64 * 1024;
+
+/// Which queries to evaluate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Split {
+    /// The held-out half (the default).
+    Test,
+    /// The half the scorer was tuned on.
+    Tune,
+    /// Every query.
+    All,
+}
+
+/// Why a set could not be evaluated. Files are named; no value from them is echoed.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// The tools file.
+    #[error(transparent)]
+    Tools(#[from] InventoryFileError),
+    /// A file could not be read.
+    #[error("cannot read `{file}`: {reason}")]
+    Read {
+        /// The file.
+        file: String,
+        /// The operating system's reason, or the bound exceeded.
+        reason: String,
+    },
+    /// A line of a queries file is not a query.
+    #[error("`{file}` line {line}: {reason}")]
+    BadQuery {
+        /// The file.
+        file: String,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        reason: &'static str,
+    },
+}
+
+/// One labelled prompt.
+#[derive(Debug, Clone)]
+pub struct Query {
+    /// Its id (used for the split).
+    pub id: String,
+    /// The user's prompt.
+    pub prompt: String,
+    /// The tools an annotator used (empty for irrelevance prompts).
+    pub relevant: Vec<String>,
+}
+
+/// A loaded set.
+#[derive(Debug)]
+pub struct EvalSet {
+    /// The tools, as the picker sees them.
+    pub tools: Vec<ToolInfo>,
+    /// Pi's `tool_search` document text of each tool (it reads schemas; the picker never does).
+    pub peer_documents: Vec<String>,
+    /// `queries.jsonl`.
+    pub queries: Vec<Query>,
+    /// `irrelevance.jsonl`, if present.
+    pub irrelevance: Vec<Query>,
+}
+
+fn read_bounded(path: &Path, max: u64) -> Result<String, EvalError> {
+    let file = path.display().to_string();
+    let err = |reason: String| EvalError::Read {
+        file: file.clone(),
+        reason,
+    };
+    let handle = std::fs::File::open(path).map_err(|e| err(e.kind().to_string()))?;
+    let mut bytes = Vec::new();
+    handle
+        .take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| err(e.kind().to_string()))?;
+    if bytes.len() as u64 > max {
+        return Err(err(format!("larger than {max} bytes")));
+    }
+    String::from_utf8(bytes).map_err(|_| err("not UTF-8".into()))
+}
+
+fn read_queries(path: &Path) -> Result<Vec<Query>, EvalError> {
+    let file = path.display().to_string();
+    let text = read_bounded(path, MAX_QUERIES_FILE_BYTES)?;
+    let mut out = Vec::new();
+    for (i, line) in text.as_bytes().lines().enumerate() {
+        let bad = |reason| EvalError::BadQuery {
+            file: file.clone(),
+            line: i + 1,
+            reason,
+        };
+        let line = line.map_err(|_| bad("unreadable"))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        if line.len() > MAX_QUERY_LINE_BYTES {
+            return Err(bad("line longer than 64 KiB"));
+        }
+        let value: Value = serde_json::from_str(&line).map_err(|_| bad("not a JSON object"))?;
+        let id = value
+            .get("id")
+            .and_then(Value::as_str)
+            .ok_or(bad("no string `id`"))?;
+        let prompt = value
+            .get("prompt")
+            .and_then(Value::as_str)
+            .ok_or(bad("no string `prompt`"))?;
+        let relevant = value
+            .get("relevant_tools")
+            .and_then(Value::as_array)
+            .ok_or(bad("no array `relevant_tools`"))?
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or(bad("a relevant tool is not a string"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        out.push(Query {
+            id: id.to_owned(),
+            prompt: prompt.to_owned(),
+            relevant,
+        });
+    }
+    Ok(out)
+}
+
+impl EvalSet {
+    /// Loads `DIR/tools.json`, `DIR/queries.jsonl` and `DIR/irrelevance.jsonl` (optional).
+    pub fn load(dir: &Path) -> Result<EvalSet, EvalError> {
+        let tools_path = dir.join("tools.json");
+        let tools = read_inventory_file(&tools_path)?.tools;
+        // The peer's documents need the schemas and namespace instructions, which the model
+        // crate never keeps; read the raw array once more, only for the peer.
+        let raw: Value = serde_json::from_str(&read_bounded(
+            &tools_path,
+            crate::inventory::MAX_INVENTORY_FILE_BYTES,
+        )?)
+        .map_err(|_| EvalError::Read {
+            file: tools_path.display().to_string(),
+            reason: "not JSON".into(),
+        })?;
+        let peer_documents = raw
+            .as_array()
+            .map(|items| items.iter().map(peer::document).collect())
+            .unwrap_or_default();
+        let queries = read_queries(&dir.join("queries.jsonl"))?;
+        let irrelevance_path = dir.join("irrelevance.jsonl");
+        let irrelevance = if irrelevance_path.exists() {
+            read_queries(&irrelevance_path)?
+        } else {
+            Vec::new()
+        };
+        Ok(EvalSet {
+            tools,
+            peer_documents,
+            queries,
+            irrelevance,
+        })
+    }
+}
+
+/// FNV-1a, 64 bits: a stable hash of a query id, the same on every machine and release.
+fn stable_hash(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Whether a query id belongs to `split`: even hashes tune, odd ones test.
+pub fn in_split(id: &str, split: Split) -> bool {
+    match split {
+        Split::All => true,
+        Split::Tune => stable_hash(id) % 2 == 0,
+        Split::Test => stable_hash(id) % 2 == 1,
+    }
+}
+
+/// Pi's `tool_search` ranker, reimplemented from its behaviour in Pi 1.3.0
+/// (`dist/extensions/tool-search/tool.js`): Okapi BM25 (k1 1.2, b 0.75) over one text per tool
+/// made of the name, the name with `_` as spaces, the description, every schema description
+/// and property name, and the namespace's name, description and instructions; terms split at
+/// camelCase and non-alphanumerics, lowercased, 21 stop words dropped, plurals folded; only
+/// positive scores are returned, ties in document order.
+pub mod peer {
+    use serde_json::Value;
+    use std::collections::HashMap;
+
+    const STOP_WORDS: [&str; 21] = [
+        "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "it", "of",
+        "on", "or", "that", "the", "this", "to", "with",
+    ];
+
+    fn stem(term: &str) -> String {
+        let n = term.len();
+        if n > 4 && term.ends_with("ies") {
+            return format!("{}y", &term[..n - 3]);
+        }
+        if n > 4
+            && ["ches", "shes", "sses", "xes", "zes"]
+                .iter()
+                .any(|s| term.ends_with(s))
+        {
+            return term[..n - 2].to_owned();
+        }
+        if n > 3 && term.ends_with('s') && !term.ends_with("ss") {
+            return term[..n - 1].to_owned();
+        }
+        term.to_owned()
+    }
+
+    /// The peer's terms: ASCII letters and digits only, as its regular expressions do.
+    pub fn tokenize(text: &str) -> Vec<String> {
+        let chars: Vec<char> = text.chars().collect();
+        let mut spaced = String::with_capacity(text.len() + 8);
+        for (i, &c) in chars.iter().enumerate() {
+            if i > 0 {
+                let p = chars[i - 1];
+                // `([a-z0-9])([A-Z])` then `([A-Z]+)([A-Z][a-z])`.
+                let camel =
+                    (p.is_ascii_lowercase() || p.is_ascii_digit()) && c.is_ascii_uppercase();
+                let acronym = p.is_ascii_uppercase()
+                    && c.is_ascii_uppercase()
+                    && chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+                if camel || acronym {
+                    spaced.push(' ');
+                }
+            }
+            spaced.push(c);
+        }
+        spaced
+            .to_lowercase()
+            .split(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit()))
+            .filter(|t| !t.is_empty() && !STOP_WORDS.contains(t))
+            .map(stem)
+            .collect()
+    }
+
+    fn schema_text(schema: &Value, parts: &mut Vec<String>) {
+        let Some(obj) = schema.as_object() else {
+            return;
+        };
+        if let Some(d) = obj.get("description").and_then(Value::as_str) {
+            parts.push(d.to_owned());
+        }
+        if let Some(props) = obj.get("properties").and_then(Value::as_object) {
+            for (name, prop) in props {
+                parts.push(name.clone());
+                schema_text(prop, parts);
+            }
+        }
+        if let Some(items) = obj.get("items") {
+            schema_text(items, parts);
+        }
+        for key in ["anyOf", "oneOf", "allOf"] {
+            if let Some(variants) = obj.get(key).and_then(Value::as_array) {
+                for v in variants {
+                    schema_text(v, parts);
+                }
+            }
+        }
+    }
+
+    /// The peer's search text of one raw `getAllTools()` entry.
+    pub fn document(tool: &Value) -> String {
+        let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_owned();
+        let name = s(tool.get("name"));
+        let mut parts = vec![
+            name.clone(),
+            name.replace('_', " "),
+            s(tool.get("description")),
+        ];
+        if let Some(schema) = tool.get("parameters") {
+            schema_text(schema, &mut parts);
+        }
+        if let Some(ns) = tool.get("namespace").filter(|v| v.is_object()) {
+            parts.push(s(ns.get("name")));
+            parts.push(s(ns.get("description")));
+            parts.push(s(ns.get("instructions")));
+        }
+        parts.retain(|p| !p.trim().is_empty());
+        parts.join(" ")
+    }
+
+    /// A BM25 index over documents, built once.
+    pub struct Bm25 {
+        counts: Vec<HashMap<String, u32>>,
+        lengths: Vec<f64>,
+        average: f64,
+        df: HashMap<String, usize>,
+    }
+
+    impl Bm25 {
+        /// Indexes the documents.
+        pub fn new<'a>(documents: impl IntoIterator<Item = &'a str>) -> Bm25 {
+            let mut counts = Vec::new();
+            let mut lengths = Vec::new();
+            let mut df: HashMap<String, usize> = HashMap::new();
+            for d in documents {
+                let mut c: HashMap<String, u32> = HashMap::new();
+                for t in tokenize(d) {
+                    *c.entry(t).or_default() += 1;
+                }
+                for t in c.keys() {
+                    *df.entry(t.clone()).or_default() += 1;
+                }
+                lengths.push(f64::from(c.values().sum::<u32>()));
+                counts.push(c);
+            }
+            let n = lengths.len() as f64;
+            let mut average = lengths.iter().sum::<f64>() / n;
+            if !average.is_finite() || average == 0.0 {
+                average = 1.0;
+            }
+            Bm25 {
+                counts,
+                lengths,
+                average,
+                df,
+            }
+        }
+
+        /// Document indices with a positive score, best first, ties in document order.
+        pub fn rank(&self, query: &str) -> Vec<usize> {
+            let (k1, b) = (1.2, 0.75);
+            let mut terms = tokenize(query);
+            let mut seen = std::collections::HashSet::new();
+            terms.retain(|t| seen.insert(t.clone()));
+            let n = self.counts.len() as f64;
+            let idf: Vec<f64> = terms
+                .iter()
+                .map(|t| {
+                    let f = *self.df.get(t).unwrap_or(&0) as f64;
+                    (1.0 + (n - f + 0.5) / (f + 0.5)).ln()
+                })
+                .collect();
+            let mut matches: Vec<(usize, f64)> = Vec::new();
+            for (i, c) in self.counts.iter().enumerate() {
+                let mut score = 0.0;
+                for (t, w) in terms.iter().zip(&idf) {
+                    if let Some(&count) = c.get(t) {
+                        let count = f64::from(count);
+                        let norm = k1 * (1.0 - b + b * self.lengths[i] / self.average);
+                        score += w * (count * (k1 + 1.0)) / (count + norm);
+                    }
+                }
+                if score > 0.0 {
+                    matches.push((i, score));
+                }
+            }
+            matches.sort_by(|a, b| b.1.total_cmp(&a.1));
+            matches.into_iter().map(|(i, _)| i).collect()
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn tokenizes_like_pi() {
+            assert_eq!(
+                tokenize("getHTTPResponse of the issues"),
+                ["get", "http", "response", "issue"]
+            );
+            assert_eq!(tokenize("searches boxes class"), ["search", "box", "class"]);
+            assert_eq!(tokenize("Tôi cần"), ["t", "i", "c", "n"]);
+        }
+
+        #[test]
+        fn documents_include_schema_text_and_namespace() {
+            let tool = serde_json::json!({
+                "name": "gh_issue", "description": "Issues",
+                "parameters": {"type": "object", "properties": {"repo": {"description": "Repository"}}},
+                "namespace": {"name": "mcp__gh", "instructions": "Use carefully"}
+            });
+            assert_eq!(
+                document(&tool),
+                "gh_issue gh issue Issues repo Repository mcp__gh Use carefully"
+            );
+        }
+
+        #[test]
+        fn ranks_by_bm25_and_drops_non_matches() {
+            let idx = Bm25::new(["weather forecast", "send email", "weather weather radar"]);
+            assert_eq!(idx.rank("weather"), vec![2, 0]);
+            assert!(idx.rank("haiku").is_empty());
+        }
+    }
+}
+
+/// Options of one evaluation.
+#[derive(Debug, Clone)]
+pub struct EvalOptions {
+    /// `tools` or `mcp`.
+    pub mode: Mode,
+    /// Which queries.
+    pub split: Split,
+    /// Evaluate at most this many queries of the split (and of irrelevance prompts).
+    pub limit: Option<usize>,
+    /// The selection threshold and caps.
+    pub decision: DecisionSettings,
+    /// Scorer weights (the shipped ones unless tuning).
+    pub weights: FieldWeights,
+    /// Scorer calibration (the shipped one unless tuning).
+    pub calibration: Calibration,
+}
+
+#[derive(Debug, Default)]
+struct Ranking {
+    recall: [f64; 4],
+    complete: [f64; 2],
+    ndcg: f64,
+    prompts: usize,
+}
+
+const KS: [usize; 4] = [1, 3, 5, 10];
+
+impl Ranking {
+    fn add(&mut self, ranked: &[usize], relevant: &[usize]) {
+        if relevant.is_empty() {
+            return;
+        }
+        self.prompts += 1;
+        let hits_at = |k: usize| {
+            relevant
+                .iter()
+                .filter(|r| ranked.iter().take(k).any(|x| x == *r))
+                .count()
+        };
+        for (slot, k) in KS.iter().enumerate() {
+            self.recall[slot] += hits_at(*k) as f64 / relevant.len() as f64;
+        }
+        self.complete[0] += f64::from(u8::from(hits_at(5) == relevant.len()));
+        self.complete[1] += f64::from(u8::from(hits_at(10) == relevant.len()));
+        let dcg: f64 = ranked
+            .iter()
+            .take(10)
+            .enumerate()
+            .filter(|(_, x)| relevant.contains(x))
+            .map(|(i, _)| 1.0 / (i as f64 + 2.0).log2())
+            .sum();
+        let ideal: f64 = (0..relevant.len().min(10))
+            .map(|i| 1.0 / (i as f64 + 2.0).log2())
+            .sum();
+        self.ndcg += dcg / ideal;
+    }
+
+    fn json(&self, into: &mut Map<String, Value>) {
+        let n = self.prompts.max(1) as f64;
+        for (slot, k) in KS.iter().enumerate() {
+            into.insert(format!("recall@{k}"), round(self.recall[slot] / n));
+        }
+        into.insert("complete@5".into(), round(self.complete[0] / n));
+        into.insert("complete@10".into(), round(self.complete[1] / n));
+        into.insert("ndcg@10".into(), round(self.ndcg / n));
+    }
+}
+
+fn round(x: f64) -> Value {
+    json!((x * 1000.0).round() / 1000.0)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+/// Candidates sorted by score, best first, ties in inventory order, zero scores left out (as
+/// the peer leaves out documents that match no term).
+fn ranked(scores: &[f64]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..scores.len()).filter(|&i| scores[i] > 0.0).collect();
+    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    order
+}
+
+/// Runs the evaluation and returns the `--json` object. `progress` is called with (done, total).
+pub fn evaluate(
+    set: &EvalSet,
+    options: &EvalOptions,
+    mut progress: impl FnMut(usize, usize),
+) -> Value {
+    let cset = candidates(
+        &set.tools,
+        &Classifier::default(),
+        options.mode,
+        &Allowlists::default(),
+        &Available::default(),
+    );
+    let cands: &[Candidate] = &cset.candidates;
+    let build_start = Instant::now();
+    let index = EmbeddedIndex::build_with(
+        cands.iter().map(|c| CandidateText {
+            names: &c.names,
+            label: &c.label,
+            description: &c.description,
+        }),
+        options.weights,
+        options.calibration,
+    );
+    let build_ms = build_start.elapsed().as_secs_f64() * 1e3;
+    // The peer ranks the candidates' tools; in group mode a group ranks where its best tool does.
+    let member_of: HashMap<usize, usize> = cands
+        .iter()
+        .enumerate()
+        .flat_map(|(ci, c)| c.members.iter().map(move |&t| (t, ci)))
+        .collect();
+    let peer_tools: Vec<usize> = {
+        let mut v: Vec<usize> = member_of.keys().copied().collect();
+        v.sort_unstable();
+        v
+    };
+    let peer_index = peer::Bm25::new(peer_tools.iter().map(|&t| set.peer_documents[t].as_str()));
+    let candidate_of_name: HashMap<&str, usize> = set
+        .tools
+        .iter()
+        .enumerate()
+        .filter_map(|(t, tool)| member_of.get(&t).map(|&c| (tool.name.as_str(), c)))
+        .collect();
+    let total_chars: usize = cands.iter().map(|c| c.definition_chars).sum();
+    let threshold = options.decision.threshold;
+    let cap = match options.mode {
+        Mode::Tools => options.decision.max_new_tools,
+        Mode::Mcp => options.decision.max_new_groups,
+    } as usize;
+    let select = |scores: &[f64]| -> Vec<usize> {
+        let mut chosen: Vec<usize> = ranked(scores)
+            .into_iter()
+            .filter(|&i| scores[i] >= threshold)
+            .collect();
+        chosen.truncate(cap);
+        chosen
+    };
+
+    let pick = |qs: &[Query]| -> Vec<Query> {
+        let mut v: Vec<Query> = qs
+            .iter()
+            .filter(|q| in_split(&q.id, options.split))
+            .cloned()
+            .collect();
+        if let Some(limit) = options.limit {
+            v.truncate(limit);
+        }
+        v
+    };
+    let queries = pick(&set.queries);
+    let irrelevance = pick(&set.irrelevance);
+    let total = queries.len() + irrelevance.len();
+
+    let (mut ours, mut theirs) = (Ranking::default(), Ranking::default());
+    let mut times = Vec::with_capacity(total);
+    let mut peer_times = Vec::with_capacity(total);
+    let (mut hits, mut selected, mut relevant_total, mut withheld) = (0usize, 0usize, 0usize, 0.0);
+    let mut nothing_exposed = 0usize;
+    let mut unlabelled = 0usize;
+    for (done, q) in queries.iter().chain(&irrelevance).enumerate() {
+        let start = Instant::now();
+        let scores = index.scores(&q.prompt);
+        let order = ranked(&scores);
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+        let chosen = select(&scores);
+
+        let start = Instant::now();
+        let mut peer_order: Vec<usize> = Vec::new();
+        for d in peer_index.rank(&q.prompt) {
+            let c = member_of[&peer_tools[d]];
+            if !peer_order.contains(&c) {
+                peer_order.push(c);
+            }
+        }
+        peer_times.push(start.elapsed().as_secs_f64() * 1e3);
+
+        let mut relevant: Vec<usize> = Vec::new();
+        for name in &q.relevant {
+            match candidate_of_name.get(name.as_str()) {
+                Some(&c) if !relevant.contains(&c) => relevant.push(c),
+                Some(_) => {}
+                None => unlabelled += 1,
+            }
+        }
+        if done < queries.len() {
+            ours.add(&order, &relevant);
+            theirs.add(&peer_order, &relevant);
+            relevant_total += relevant.len();
+            hits += chosen.iter().filter(|c| relevant.contains(c)).count();
+            selected += chosen.len();
+            let exposed: usize = chosen.iter().map(|&c| cands[c].definition_chars).sum();
+            withheld += 1.0 - exposed as f64 / total_chars.max(1) as f64;
+        } else if chosen.is_empty() {
+            nothing_exposed += 1;
+        }
+        progress(done + 1, total);
+    }
+    times.sort_by(f64::total_cmp);
+    peer_times.sort_by(f64::total_cmp);
+
+    let mut out = Map::new();
+    out.insert("mode".into(), json!(options.mode.as_str()));
+    out.insert(
+        "split".into(),
+        json!(format!("{:?}", options.split).to_lowercase()),
+    );
+    out.insert("candidates".into(), json!(cands.len()));
+    out.insert("prompts".into(), json!(ours.prompts));
+    ours.json(&mut out);
+    out.insert(
+        "ms_per_prompt_median".into(),
+        json!(round_ms(percentile(&times, 0.5))),
+    );
+    out.insert(
+        "ms_per_prompt_p99".into(),
+        json!(round_ms(percentile(&times, 0.99))),
+    );
+    out.insert("index_build_ms".into(), json!(round_ms(build_ms)));
+    let n = queries.len().max(1) as f64;
+    out.insert(
+        "selection".into(),
+        json!({
+            "threshold": threshold,
+            "cap": cap,
+            "recall": round(hits as f64 / relevant_total.max(1) as f64),
+            "precision": round(if selected == 0 { 0.0 } else { hits as f64 / selected as f64 }),
+            "exposed_per_prompt": round(selected as f64 / n),
+            "withheld_share": round(withheld / n),
+        }),
+    );
+    if !irrelevance.is_empty() {
+        out.insert("irrelevance_prompts".into(), json!(irrelevance.len()));
+        out.insert(
+            "nothing_exposed_share".into(),
+            round(nothing_exposed as f64 / irrelevance.len() as f64),
+        );
+    }
+    if unlabelled > 0 {
+        out.insert("labels_not_candidates".into(), json!(unlabelled));
+    }
+    let mut peer_json = Map::new();
+    theirs.json(&mut peer_json);
+    peer_json.insert(
+        "ms_per_prompt_median".into(),
+        json!(round_ms(percentile(&peer_times, 0.5))),
+    );
+    peer_json.insert(
+        "ms_per_prompt_p99".into(),
+        json!(round_ms(percentile(&peer_times, 0.99))),
+    );
+    out.insert("peer_tool_search_bm25".into(), Value::Object(peer_json));
+    Value::Object(out)
+}
+
+fn round_ms(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// The human-readable report of an evaluation's JSON.
+pub fn report(set_dir: &Path, value: &Value) -> String {
+    let g = |v: &Value, k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    let peer = &value["peer_tool_search_bm25"];
+    let mut s = format!(
+        "set {}  mode {}  split {}  {} candidates  {} prompts\n\n",
+        set_dir.display(),
+        value["mode"].as_str().unwrap_or(""),
+        value["split"].as_str().unwrap_or(""),
+        value["candidates"],
+        value["prompts"],
+    );
+    s.push_str(&format!(
+        "{:<14}{:>10}{:>12}\n",
+        "metric", "embedded", "tool_search"
+    ));
+    for k in [
+        "recall@1",
+        "recall@3",
+        "recall@5",
+        "recall@10",
+        "complete@5",
+        "complete@10",
+        "ndcg@10",
+    ] {
+        s.push_str(&format!(
+            "{:<14}{:>10.3}{:>12.3}\n",
+            k,
+            g(value, k),
+            g(peer, k)
+        ));
+    }
+    s.push_str(&format!(
+        "{:<14}{:>10.3}{:>12.3}\n{:<14}{:>10.3}{:>12.3}\n",
+        "ms median",
+        g(value, "ms_per_prompt_median"),
+        g(peer, "ms_per_prompt_median"),
+        "ms p99",
+        g(value, "ms_per_prompt_p99"),
+        g(peer, "ms_per_prompt_p99"),
+    ));
+    let sel = &value["selection"];
+    s.push_str(&format!(
+        "\nselection at threshold {} and cap {}: recall {:.3}, precision {:.3}, {:.2} exposed per prompt, {:.1}% of definition text withheld\n",
+        sel["threshold"],
+        sel["cap"],
+        g(sel, "recall"),
+        g(sel, "precision"),
+        g(sel, "exposed_per_prompt"),
+        100.0 * g(sel, "withheld_share"),
+    ));
+    if let Some(share) = value.get("nothing_exposed_share").and_then(Value::as_f64) {
+        s.push_str(&format!(
+            "irrelevance prompts with nothing exposed: {:.1}% of {}\n",
+            100.0 * share,
+            value["irrelevance_prompts"]
+        ));
+    }
+    s
+}
+
+fn parse_list<const N: usize>(text: &str, what: &str) -> Result<[f64; N], String> {
+    let values: Vec<f64> = text
+        .split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<f64>()
+                .map_err(|_| format!("{what}: `{p}` is not a number"))
+        })
+        .collect::<Result<_, _>>()?;
+    values
+        .try_into()
+        .map_err(|_| format!("{what}: expected {N} comma-separated numbers"))
+}
+
+/// The `eval` command's arguments.
+#[derive(Debug, clap::Args)]
+pub struct EvalArgs {
+    /// A folder with tools.json, queries.jsonl and optionally irrelevance.jsonl.
+    #[arg(long, value_name = "DIR")]
+    pub set: std::path::PathBuf,
+    /// tools: every external tool is a candidate; mcp: every group is.
+    #[arg(long, default_value = "tools", value_parser = ["tools", "mcp"])]
+    pub mode: String,
+    /// Which half of the queries (split by a stable hash of their id).
+    #[arg(long, value_enum, default_value = "test")]
+    pub split: Split,
+    /// Evaluate at most N queries (and N irrelevance prompts).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Tuning only: name,label,description,k1,b field weights.
+    #[arg(long, hide = true)]
+    pub weights: Option<String>,
+    /// Tuning only: bias,coverage,strength,unknown calibration.
+    #[arg(long, hide = true)]
+    pub calibration: Option<String>,
+}
+
+/// Runs `eval` and returns what to print; the progress bar goes to stderr only on a terminal.
+pub fn run(args: &EvalArgs) -> Result<String, String> {
+    use std::io::{IsTerminal, Write};
+    let set = EvalSet::load(&args.set).map_err(|e| e.to_string())?;
+    let mut weights = FieldWeights::default();
+    if let Some(w) = &args.weights {
+        let [name, label, description, k1, b] = parse_list::<5>(w, "--weights")?;
+        weights = FieldWeights {
+            name,
+            label,
+            description,
+            k1,
+            b,
+        };
+    }
+    let mut calibration = Calibration::default();
+    if let Some(c) = &args.calibration {
+        let [bias, coverage, strength, unknown_term_weight] = parse_list::<4>(c, "--calibration")?;
+        calibration = Calibration {
+            bias,
+            coverage,
+            strength,
+            unknown_term_weight,
+        };
+    }
+    let options = EvalOptions {
+        mode: Mode::parse(&args.mode).unwrap_or_default(),
+        split: args.split,
+        limit: args.limit,
+        decision: DecisionSettings::default(),
+        weights,
+        calibration,
+    };
+    let terminal = std::io::stderr().is_terminal();
+    let mut last_drawn = 0;
+    let value = evaluate(&set, &options, |done, total| {
+        if !terminal || (done != total && done - last_drawn < 97) {
+            return;
+        }
+        last_drawn = done;
+        let width = 30;
+        let filled = done * width / total.max(1);
+        let _ = write!(
+            std::io::stderr(),
+            "\r[{}{}] {done}/{total}{}",
+            "#".repeat(filled),
+            " ".repeat(width - filled),
+            if done == total { "\n" } else { "" }
+        );
+    });
+    Ok(if args.json {
+        let mut s = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
+        s.push('\n');
+        s
+    } else {
+        report(&args.set, &value)
+    })
+}

@@ -1,0 +1,212 @@
+//! Which tools or groups a round may ask about.
+//!
+//! Internal tools, tools and groups already available on the branch, and allowlisted ones are
+//! never candidates (so they never cost a request); in `mcp` mode an extension tool with no
+//! usable provenance name is left unfiltered.
+
+use crate::text::bounded;
+use pcd_model::{
+    Allowlists, Classified, Classifier, GroupKey, GroupScope, Mode, ToolInfo, ToolKind,
+};
+use std::collections::{HashMap, HashSet};
+
+/// The longest description a request carries, in characters. Enough for the one or two
+/// sentences that say what a tool is for; the rest of a long description is usage detail.
+pub const MAX_REQUEST_DESCRIPTION_CHARS: usize = 1024;
+/// The longest tool name a request carries, in characters (allowlisted names are at most 128).
+pub const MAX_REQUEST_NAME_CHARS: usize = 128;
+/// How many member names a group candidate carries in `mcp` mode; the rest are only counted.
+pub const MAX_REQUEST_MEMBER_NAMES: usize = 64;
+
+/// What a candidate is: one tool (`tools` mode) or one group (`mcp` mode).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CandidateKey {
+    /// A tool, by name.
+    Tool(String),
+    /// A group, by canonical key.
+    Group(GroupKey),
+}
+
+impl CandidateKey {
+    /// The tool name or the group key.
+    pub fn as_str(&self) -> &str {
+        match self {
+            CandidateKey::Tool(name) => name,
+            CandidateKey::Group(key) => key.as_str(),
+        }
+    }
+}
+
+/// One candidate with the bounded text a decision request may carry about it, and nothing else
+/// (no schema, annotation, instruction or path is ever copied here).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// The tool or group.
+    pub key: CandidateKey,
+    /// The server or extension label (bounded to 48 characters by the model crate), or empty.
+    pub label: String,
+    /// `tools` mode: the tool's description; `mcp` mode: the MCP namespace description (none for
+    /// extensions). Bounded to [`MAX_REQUEST_DESCRIPTION_CHARS`].
+    pub description: String,
+    /// The tool's name, or the group's first [`MAX_REQUEST_MEMBER_NAMES`] member names, each
+    /// bounded to [`MAX_REQUEST_NAME_CHARS`].
+    pub names: Vec<String>,
+    /// Indices of its tools in the inventory, in inventory order.
+    pub members: Vec<usize>,
+    /// The characters of tool definitions it stands for (for the share withheld).
+    pub definition_chars: usize,
+}
+
+/// What is already available on the branch (from the ledger), by name and by group.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Available {
+    /// Tool names made available.
+    pub tools: HashSet<String>,
+    /// Groups made available as a whole.
+    pub groups: HashSet<GroupKey>,
+}
+
+impl Available {
+    /// Whether the tool `name` (of `group`, if any) is available.
+    pub fn has_tool(&self, name: &str, group: Option<&GroupKey>) -> bool {
+        self.tools.contains(name) || group.is_some_and(|g| self.groups.contains(g))
+    }
+}
+
+/// Why a tool that is not a candidate is available anyway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Exempt {
+    /// Built-in provenance.
+    Internal,
+    /// Already available on the branch.
+    Available,
+    /// Allowlisted by name, or its group is allowlisted (or promoted by a member in `mcp` mode).
+    Allowlisted,
+    /// `mcp` mode: an extension tool with no usable provenance name.
+    Unfiltered,
+}
+
+/// The candidates of an inventory, and why every other tool is exempt.
+#[derive(Debug, Clone, Default)]
+pub struct CandidateSet {
+    /// Candidates in inventory order (a group at the position of its first tool).
+    pub candidates: Vec<Candidate>,
+    /// `(inventory index, reason)` for every tool that is no candidate's member.
+    pub exempt: Vec<(usize, Exempt)>,
+}
+
+/// Forms the candidates of `tools` in `mode`.
+///
+/// `allowlists` are the global and project allowlists; an entry only grants tools and groups of
+/// its own scope, and a member's allowlisting promotes its group in `mcp` mode unless the group's
+/// members have mixed scopes.
+pub fn candidates(
+    tools: &[ToolInfo],
+    classifier: &Classifier,
+    mode: Mode,
+    allowlists: &Allowlists,
+    available: &Available,
+) -> CandidateSet {
+    let (classes, scopes) = classifier.classify_all(tools);
+    let group_pinned = |key: &GroupKey| {
+        scopes
+            .get(key)
+            .and_then(|s| s.single())
+            .is_some_and(|s| allowlists.for_scope(s).has_group(key))
+    };
+    let tool_pinned =
+        |tool: &ToolInfo, c: &Classified| allowlists.for_scope(c.scope).has_tool(&tool.name);
+    let mut set = CandidateSet::default();
+    match mode {
+        Mode::Tools => {
+            for (i, (tool, c)) in tools.iter().zip(&classes).enumerate() {
+                let group = c.group.as_ref().map(|g| &g.key);
+                let exempt = if c.kind.is_internal() {
+                    Some(Exempt::Internal)
+                } else if tool_pinned(tool, c) || group.is_some_and(group_pinned) {
+                    Some(Exempt::Allowlisted)
+                } else if available.has_tool(&tool.name, group) {
+                    Some(Exempt::Available)
+                } else {
+                    None
+                };
+                match exempt {
+                    Some(e) => set.exempt.push((i, e)),
+                    None => set.candidates.push(Candidate {
+                        key: CandidateKey::Tool(tool.name.clone()),
+                        label: c
+                            .group
+                            .as_ref()
+                            .map(|g| g.label.clone())
+                            .unwrap_or_default(),
+                        description: bounded(&tool.description, MAX_REQUEST_DESCRIPTION_CHARS),
+                        names: vec![bounded(&tool.name, MAX_REQUEST_NAME_CHARS)],
+                        members: vec![i],
+                        definition_chars: tool.definition_chars,
+                    }),
+                }
+            }
+        }
+        Mode::Mcp => {
+            // A group is promoted by any allowlisted member unless its scopes are mixed.
+            let mut promoted: HashSet<&GroupKey> = HashSet::new();
+            for (tool, c) in tools.iter().zip(&classes) {
+                if let Some(g) = &c.group {
+                    let mixed = scopes.get(&g.key) == Some(&GroupScope::Mixed);
+                    if !mixed && tool_pinned(tool, c) {
+                        promoted.insert(&g.key);
+                    }
+                }
+            }
+            let mut position: HashMap<&GroupKey, usize> = HashMap::new();
+            for (i, (tool, c)) in tools.iter().zip(&classes).enumerate() {
+                let Some(g) = c.group.as_ref().filter(|_| !c.kind.is_internal()) else {
+                    let reason = if c.kind.is_internal() {
+                        Exempt::Internal
+                    } else {
+                        debug_assert_eq!(c.kind, ToolKind::Unfiltered);
+                        Exempt::Unfiltered
+                    };
+                    set.exempt.push((i, reason));
+                    continue;
+                };
+                let exempt = if promoted.contains(&g.key) || group_pinned(&g.key) {
+                    Some(Exempt::Allowlisted)
+                } else if available.groups.contains(&g.key) {
+                    Some(Exempt::Available)
+                } else {
+                    None
+                };
+                if let Some(e) = exempt {
+                    set.exempt.push((i, e));
+                    continue;
+                }
+                let slot = *position.entry(&g.key).or_insert_with(|| {
+                    set.candidates.push(Candidate {
+                        key: CandidateKey::Group(g.key.clone()),
+                        label: g.label.clone(),
+                        description: tool
+                            .namespace
+                            .as_ref()
+                            .and_then(|ns| ns.description.as_deref())
+                            .map(|d| bounded(d, MAX_REQUEST_DESCRIPTION_CHARS))
+                            .unwrap_or_default(),
+                        names: Vec::new(),
+                        members: Vec::new(),
+                        definition_chars: 0,
+                    });
+                    set.candidates.len() - 1
+                });
+                let candidate = &mut set.candidates[slot];
+                if candidate.names.len() < MAX_REQUEST_MEMBER_NAMES {
+                    candidate
+                        .names
+                        .push(bounded(&tool.name, MAX_REQUEST_NAME_CHARS));
+                }
+                candidate.members.push(i);
+                candidate.definition_chars += tool.definition_chars;
+            }
+        }
+    }
+    set
+}

@@ -1,0 +1,373 @@
+//! The embedded scorer: offline, deterministic, nothing downloaded.
+//!
+//! A field-weighted BM25 (BM25F) over what a decision request may carry (names, the server or
+//! extension label, bounded descriptions; never parameter schemas), turned into a calibrated
+//! score in [0, 1] from two signals:
+//! - *strength*: the raw BM25F score, which grows with how many of the prompt's informative
+//!   (high-IDF) terms the candidate explains;
+//! - *coverage*: the IDF-weighted share of the prompt's terms it explains, counting terms no
+//!   candidate knows at a reduced weight, so prompts about things no tool covers score lower.
+//!
+//! The weights were tuned on the tuning half of the shared evaluation sets (a logistic fit of
+//! "the top candidate is relevant", then a small grid for the selection at the default threshold
+//! and cap) and checked on the other half (see `EVAL.md`); they are constants, so the same inputs
+//! give the same scores on every machine.
+
+use crate::text::for_each_term;
+use std::collections::HashMap;
+
+/// The text of one candidate, as a decision request carries it.
+#[derive(Debug, Clone, Copy)]
+pub struct CandidateText<'a> {
+    /// The tool names: one in `tools` mode, the bounded member names in `mcp` mode.
+    pub names: &'a [String],
+    /// The server or extension label (may be empty).
+    pub label: &'a str,
+    /// The bounded description (a tool's in `tools` mode, an MCP namespace's in `mcp` mode; may
+    /// be empty).
+    pub description: &'a str,
+}
+
+/// How raw evidence becomes a score in [0, 1]: `sigmoid(bias + coverage·c + strength·s)`, where
+/// `s` is the BM25F score in units of the rarest term's IDF (so it means the same on an
+/// inventory of 20 tools as on one of 10,000), and 0 for a candidate that shares no term with
+/// the prompt.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Calibration {
+    /// Added to the weighted evidence; negative, so weak evidence stays well below 0.5.
+    pub bias: f64,
+    /// Weight of the IDF-weighted share of the prompt's terms the candidate explains.
+    pub coverage: f64,
+    /// Weight of the BM25F score divided by the IDF of a term only one candidate has.
+    pub strength: f64,
+    /// Weight of an unknown prompt term (one no candidate has) in the coverage denominator,
+    /// relative to the rarest known term: prompts about things no tool covers score lower.
+    pub unknown_term_weight: f64,
+}
+
+impl Default for Calibration {
+    fn default() -> Self {
+        Calibration {
+            bias: -3.0,
+            coverage: 2.0,
+            strength: 3.0,
+            unknown_term_weight: 0.25,
+        }
+    }
+}
+
+/// BM25F field weights and constants.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FieldWeights {
+    /// Weight of a term in a name.
+    pub name: f64,
+    /// Weight of a term in the label.
+    pub label: f64,
+    /// Weight of a term in the description.
+    pub description: f64,
+    /// BM25 saturation.
+    pub k1: f64,
+    /// Length normalisation of the description (names and labels are short and not normalised).
+    pub b: f64,
+}
+
+impl Default for FieldWeights {
+    fn default() -> Self {
+        FieldWeights {
+            name: 1.0,
+            label: 0.5,
+            description: 1.0,
+            k1: 1.2,
+            b: 0.2,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    doc: u32,
+    name_tf: u16,
+    label_tf: u16,
+    description_tf: u16,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Doc {
+    description_len: u32,
+}
+
+/// An index over one set of candidates, built once and queried for any number of prompts.
+#[derive(Debug, Clone)]
+pub struct EmbeddedIndex {
+    vocabulary: HashMap<String, u32>,
+    postings: Vec<Vec<Posting>>,
+    docs: Vec<Doc>,
+    average_description_len: f64,
+    weights: FieldWeights,
+    calibration: Calibration,
+}
+
+/// One candidate's evidence for one prompt, before calibration.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Evidence {
+    /// The BM25F score.
+    pub raw: f64,
+    /// The IDF-weighted, saturated share of the prompt's terms it explains, in [0, 1].
+    pub coverage: f64,
+    /// `raw` divided by the IDF of a term only one candidate has.
+    pub strength: f64,
+}
+
+fn idf(docs: usize, df: usize) -> f64 {
+    let (n, df) = (docs as f64, df as f64);
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+impl EmbeddedIndex {
+    /// Builds the index with the shipped weights and calibration.
+    pub fn build<'a>(candidates: impl IntoIterator<Item = CandidateText<'a>>) -> EmbeddedIndex {
+        Self::build_with(candidates, FieldWeights::default(), Calibration::default())
+    }
+
+    /// Builds the index with explicit weights and calibration (for tuning).
+    pub fn build_with<'a>(
+        candidates: impl IntoIterator<Item = CandidateText<'a>>,
+        weights: FieldWeights,
+        calibration: Calibration,
+    ) -> EmbeddedIndex {
+        let mut vocabulary: HashMap<String, u32> = HashMap::new();
+        let mut postings: Vec<Vec<Posting>> = Vec::new();
+        let mut docs = Vec::new();
+        let mut total_description_len = 0u64;
+        // Per-document term counts, reused: term id -> (name, label, description).
+        let mut counts: HashMap<u32, (u16, u16, u16)> = HashMap::new();
+        for (doc_id, candidate) in candidates.into_iter().enumerate() {
+            counts.clear();
+            let mut id_of = |term: &str, vocabulary: &mut HashMap<String, u32>| -> u32 {
+                if let Some(&id) = vocabulary.get(term) {
+                    return id;
+                }
+                let id = postings.len() as u32;
+                postings.push(Vec::new());
+                vocabulary.insert(term.to_owned(), id);
+                id
+            };
+            let mut doc = Doc::default();
+            for name in candidate.names {
+                for_each_term(name, |t| {
+                    let id = id_of(t, &mut vocabulary);
+                    let c = counts.entry(id).or_default();
+                    c.0 = c.0.saturating_add(1);
+                });
+            }
+            for_each_term(candidate.label, |t| {
+                let id = id_of(t, &mut vocabulary);
+                let c = counts.entry(id).or_default();
+                c.1 = c.1.saturating_add(1);
+            });
+            for_each_term(candidate.description, |t| {
+                let id = id_of(t, &mut vocabulary);
+                let c = counts.entry(id).or_default();
+                c.2 = c.2.saturating_add(1);
+                doc.description_len += 1;
+            });
+            total_description_len += u64::from(doc.description_len);
+            let mut ids: Vec<_> = counts.iter().map(|(&id, &c)| (id, c)).collect();
+            ids.sort_unstable_by_key(|(id, _)| *id);
+            for (id, (name_tf, label_tf, description_tf)) in ids {
+                postings[id as usize].push(Posting {
+                    doc: doc_id as u32,
+                    name_tf,
+                    label_tf,
+                    description_tf,
+                });
+            }
+            docs.push(doc);
+        }
+        let average_description_len = if docs.is_empty() {
+            1.0
+        } else {
+            (total_description_len as f64 / docs.len() as f64).max(1.0)
+        };
+        EmbeddedIndex {
+            vocabulary,
+            postings,
+            docs,
+            average_description_len,
+            weights,
+            calibration,
+        }
+    }
+
+    /// How many candidates the index holds.
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// Whether the index holds no candidate.
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// Every candidate's evidence for `prompt`, in candidate order.
+    pub fn evidence(&self, prompt: &str) -> Vec<Evidence> {
+        let n = self.docs.len();
+        let mut out = vec![Evidence::default(); n];
+        if n == 0 {
+            return out;
+        }
+        let mut query: Vec<u32> = Vec::new();
+        let mut unknown: Vec<String> = Vec::new();
+        for_each_term(prompt, |t| match self.vocabulary.get(t) {
+            Some(&id) => query.push(id),
+            None => unknown.push(t.to_owned()),
+        });
+        query.sort_unstable();
+        query.dedup();
+        unknown.sort_unstable();
+        unknown.dedup();
+        let max_idf = idf(n, 1);
+        let known_mass: f64 = query
+            .iter()
+            .map(|&id| idf(n, self.postings[id as usize].len()))
+            .sum();
+        let mass =
+            known_mass + unknown.len() as f64 * max_idf * self.calibration.unknown_term_weight;
+        if query.is_empty() || mass <= 0.0 {
+            return out;
+        }
+        let w = self.weights;
+        for &id in &query {
+            let list = &self.postings[id as usize];
+            let term_idf = idf(n, list.len());
+            for p in list {
+                let doc = &self.docs[p.doc as usize];
+                let norm =
+                    1.0 - w.b + w.b * f64::from(doc.description_len) / self.average_description_len;
+                let tf = w.name * f64::from(p.name_tf)
+                    + w.label * f64::from(p.label_tf)
+                    + w.description * f64::from(p.description_tf) / norm;
+                out[p.doc as usize].raw += term_idf * tf / (w.k1 + tf);
+            }
+        }
+        for evidence in &mut out {
+            if evidence.raw > 0.0 {
+                evidence.coverage = (evidence.raw / mass).min(1.0);
+                evidence.strength = evidence.raw / max_idf;
+            }
+        }
+        out
+    }
+
+    /// The calibrated score in [0, 1] of some evidence.
+    pub fn calibrate(&self, evidence: &Evidence) -> f64 {
+        if evidence.raw <= 0.0 {
+            return 0.0;
+        }
+        let c = self.calibration;
+        sigmoid(c.bias + c.coverage * evidence.coverage + c.strength * evidence.strength)
+    }
+
+    /// Every candidate's score in [0, 1] for `prompt`, in candidate order; 0 for a candidate that
+    /// shares no term with it.
+    pub fn scores(&self, prompt: &str) -> Vec<f64> {
+        self.evidence(prompt)
+            .iter()
+            .map(|e| self.calibrate(e))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<Vec<String>> {
+        list.iter().map(|n| vec![(*n).to_owned()]).collect()
+    }
+
+    fn index(tools: &[(&str, &str)]) -> EmbeddedIndex {
+        let n = names(&tools.iter().map(|t| t.0).collect::<Vec<_>>());
+        EmbeddedIndex::build(tools.iter().zip(&n).map(|(t, names)| CandidateText {
+            names,
+            label: "",
+            description: t.1,
+        }))
+    }
+
+    fn fixture() -> EmbeddedIndex {
+        index(&[
+            (
+                "get_weather_forecast",
+                "Get the weather forecast for a city.",
+            ),
+            (
+                "uber_ride",
+                "Book a ride with Uber from one address to another.",
+            ),
+            ("send_email", "Send an email message to a recipient."),
+            (
+                "search_flights",
+                "Search flights between two airports on a date.",
+            ),
+            ("create_calendar_event", "Create an event in the calendar."),
+            (
+                "translate_text",
+                "Translate text from one language to another.",
+            ),
+            ("stock_price", "Look up the latest price of a stock ticker."),
+            ("read_pdf", "Extract the text of a PDF document."),
+        ])
+    }
+
+    #[test]
+    fn scores_are_in_unit_range_and_deterministic() {
+        let idx = fixture();
+        for prompt in [
+            "weather in Paris",
+            "",
+            "zzz qqq",
+            "send an email about the weather",
+        ] {
+            let a = idx.scores(prompt);
+            assert_eq!(a, idx.scores(prompt));
+            assert!(a.iter().all(|s| (0.0..=1.0).contains(s)), "{prompt}: {a:?}");
+        }
+    }
+
+    #[test]
+    fn the_matching_tool_clears_the_default_threshold_and_others_do_not() {
+        let idx = fixture();
+        let scores = idx.scores("What is the weather forecast for Paris tomorrow?");
+        assert!(scores[0] >= 0.625, "{scores:?}");
+        assert!(scores[1..].iter().all(|&s| s < 0.625), "{scores:?}");
+        let scores = idx.scores("Get me an Uber ride to the airport");
+        let best = scores.iter().cloned().fold(0.0, f64::max);
+        assert_eq!(scores[1], best);
+        assert!(scores[1] >= 0.625, "{scores:?}");
+    }
+
+    #[test]
+    fn an_unrelated_prompt_scores_below_the_threshold_everywhere() {
+        let idx = fixture();
+        let scores = idx.scores("Write a haiku about autumn leaves falling in the garden");
+        assert!(scores.iter().all(|&s| s < 0.625), "{scores:?}");
+    }
+
+    #[test]
+    fn no_shared_term_scores_zero() {
+        let idx = fixture();
+        assert!(idx.scores("haiku garden").iter().all(|&s| s == 0.0));
+    }
+
+    #[test]
+    fn an_empty_index_scores_nothing() {
+        let idx = EmbeddedIndex::build(std::iter::empty());
+        assert!(idx.is_empty());
+        assert!(idx.scores("anything").is_empty());
+    }
+}

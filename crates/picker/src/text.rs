@@ -1,0 +1,232 @@
+//! Terms for the embedded scorer: tokenising names and prose the same way, and a light stemmer.
+//!
+//! Tool names arrive as `camelCase`, `snake_case`, `kebab-case` or `SCREAMING_CASE`, prose as
+//! sentences; both are cut into lowercase words at case changes and at anything that is not a
+//! letter or a digit, so `getWeatherForecast` and "get the weather forecast" share their terms.
+
+/// Words too common in prompts and descriptions to say anything about a tool.
+///
+/// Pi's `tool_search` drops 21 articles and prepositions; prompts addressed to an assistant also
+/// carry politeness and question words ("can you please help me find…") that would otherwise
+/// match every description that uses them.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
+    "been", "before", "being", "but", "by", "can", "could", "did", "do", "does", "doing", "for",
+    "from", "had", "has", "have", "having", "he", "her", "here", "him", "his", "how", "i", "if",
+    "in", "into", "is", "it", "its", "just", "let", "like", "me", "might", "more", "most", "much",
+    "must", "my", "need", "no", "not", "now", "of", "off", "on", "once", "only", "or", "other",
+    "our", "out", "over", "own", "please", "same", "shall", "she", "should", "so", "some", "such",
+    "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those",
+    "through", "to", "too", "under", "until", "up", "us", "very", "want", "was", "we", "were",
+    "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would",
+    "you", "your", "yours",
+];
+
+fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+/// Calls `emit` with every stemmed, lowercase term of `text`, in order, without stop words and
+/// without terms made only of digits (in prompts those are values: ids, amounts, dates).
+pub fn for_each_term(text: &str, mut emit: impl FnMut(&str)) {
+    let mut word = String::new();
+    let mut prev: Option<char> = None;
+    let mut chars = text.chars().peekable();
+    let mut flush = |word: &mut String| {
+        if !word.is_empty() {
+            let lower = word.to_lowercase();
+            if !is_stop_word(&lower) && !lower.bytes().all(|b| b.is_ascii_digit()) {
+                emit(&stem(&lower));
+            }
+            word.clear();
+        }
+    };
+    while let Some(c) = chars.next() {
+        if !c.is_alphanumeric() {
+            flush(&mut word);
+            prev = None;
+            continue;
+        }
+        if let Some(p) = prev {
+            // `getWeather` -> get|Weather, `HTTPServer` -> HTTP|Server, `v2Api` -> v2|Api.
+            let lower_to_upper = (p.is_lowercase() || p.is_ascii_digit()) && c.is_uppercase();
+            let acronym_end = p.is_uppercase()
+                && c.is_uppercase()
+                && chars.peek().is_some_and(|n| n.is_lowercase());
+            if lower_to_upper || acronym_end {
+                flush(&mut word);
+            }
+        }
+        word.push(c);
+        prev = Some(c);
+    }
+    flush(&mut word);
+}
+
+/// The terms of `text`, as [`for_each_term`] finds them.
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for_each_term(text, |t| out.push(t.to_owned()));
+    out
+}
+
+fn has_vowel(s: &str) -> bool {
+    s.bytes()
+        .any(|b| matches!(b, b'a' | b'e' | b'i' | b'o' | b'u' | b'y'))
+}
+
+fn strip<'a>(word: &'a str, suffix: &str, min_stem: usize) -> Option<&'a str> {
+    let stem = word.strip_suffix(suffix)?;
+    (stem.len() >= min_stem && has_vowel(stem)).then_some(stem)
+}
+
+/// A light English stemmer: plurals, `-ed`/`-ing` and a few derivational endings, then a final
+/// `e`, so "create", "creates", "created", "creating" and "creation" all become `creat`.
+///
+/// It only needs to map related words of one language to one term consistently; it is applied
+/// to prompts and tool text alike, and words it does not know pass through unchanged.
+pub fn stem(word: &str) -> String {
+    if word.len() <= 3 || !word.is_ascii() {
+        return word.to_owned();
+    }
+    let mut w: String = if let Some(s) = word.strip_suffix("ies").filter(|s| s.len() > 1) {
+        format!("{s}y")
+    } else if let Some(s) = ["sses", "ches", "shes", "xes", "zes"]
+        .iter()
+        .find_map(|suf| word.strip_suffix(suf).map(|s| (s, suf)))
+        .map(|(s, suf)| format!("{s}{}", &suf[..suf.len() - 2]))
+    {
+        s
+    } else if word.ends_with('s')
+        && !word.ends_with("ss")
+        && !word.ends_with("us")
+        && !word.ends_with("is")
+    {
+        word[..word.len() - 1].to_owned()
+    } else {
+        word.to_owned()
+    };
+    let verbal = strip(&w, "ing", 3).or_else(|| strip(&w, "ed", 3));
+    if let Some(s) = verbal {
+        let b = s.as_bytes();
+        let n = b.len();
+        // `running` -> `run`, but `called` stays `call` and `passed` `pass`.
+        let undouble = n >= 2
+            && b[n - 1] == b[n - 2]
+            && !matches!(b[n - 1], b'l' | b's' | b'z')
+            && b[n - 1].is_ascii_alphabetic()
+            && !has_vowel(&s[n - 1..]);
+        w = if undouble {
+            s[..n - 1].to_owned()
+        } else {
+            s.to_owned()
+        };
+    }
+    for (suffix, replacement) in [
+        ("ational", "ate"),
+        ("ization", "ize"),
+        ("isation", "ize"),
+        ("ation", "ate"),
+        ("ator", "ate"),
+        ("fulness", "ful"),
+        ("iveness", "ive"),
+        ("ousness", "ous"),
+        ("ness", ""),
+        ("ment", ""),
+        ("ly", ""),
+        ("er", ""),
+        ("ion", ""),
+    ] {
+        if let Some(s) = strip(&w, suffix, 3) {
+            w = format!("{s}{replacement}");
+            break;
+        }
+    }
+    if w.len() > 3 && w.ends_with('e') {
+        w.pop();
+    }
+    w
+}
+
+/// `text` cut to at most `max_chars` characters on a character boundary, with `…` when cut, and
+/// with control characters replaced by spaces (they carry no meaning for relevance and could
+/// break a line-oriented request).
+pub fn bounded(text: &str, max_chars: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max_chars * 4));
+    for (count, c) in text.chars().enumerate() {
+        if count == max_chars {
+            out.pop();
+            out.push('…');
+            return out;
+        }
+        out.push(if c.is_control() { ' ' } else { c });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_words_are_sorted_for_binary_search() {
+        let mut sorted = STOP_WORDS.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, STOP_WORDS);
+    }
+
+    #[test]
+    fn names_and_prose_share_terms() {
+        assert_eq!(
+            terms("getWeatherForecast"),
+            terms("get the weather forecast")
+        );
+        assert_eq!(
+            terms("get_weather_forecast"),
+            terms("Get weather-forecasts!")
+        );
+        assert_eq!(terms("HTTPServerStatus"), vec!["http", "serv", "status"]);
+        assert_eq!(
+            terms("uber_ride 42 v2Api"),
+            vec!["uber", "rid", "v2", "api"]
+        );
+    }
+
+    #[test]
+    fn related_word_forms_stem_alike() {
+        let creat = ["create", "creates", "created", "creating", "creation"];
+        for w in creat {
+            assert_eq!(stem(w), "creat", "{w}");
+        }
+        assert_eq!(stem("issues"), stem("issue"));
+        assert_eq!(stem("searches"), stem("search"));
+        assert_eq!(stem("running"), stem("run"));
+        assert_eq!(stem("called"), "call");
+        assert_eq!(stem("companies"), stem("company"));
+    }
+
+    #[test]
+    fn stop_words_and_bare_numbers_are_dropped() {
+        assert_eq!(
+            terms("Can you please find the 1234 files for me?"),
+            vec!["find", "fil"]
+        );
+    }
+
+    #[test]
+    fn non_ascii_words_are_kept_whole() {
+        assert_eq!(
+            terms("Tôi cần một chuyến xe"),
+            vec!["tôi", "cần", "một", "chuyến", "xe"]
+        );
+        assert_eq!(terms("笔记"), vec!["笔记"]);
+    }
+
+    #[test]
+    fn bounded_cuts_on_characters_and_blanks_controls() {
+        assert_eq!(bounded("abc", 3), "abc");
+        assert_eq!(bounded("abcd", 3), "ab…");
+        assert_eq!(bounded("é\u{7}é\né", 10), "é é é");
+        assert_eq!(bounded("ééééé", 2), "é…");
+    }
+}
