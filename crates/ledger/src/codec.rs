@@ -255,9 +255,13 @@ fn check_name(mode: Mode, list_index: usize, name: &str) -> Result<(), bool> {
 }
 
 pub(crate) fn is_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= MAX_NAME_CHARS * 4
-        && name.chars().count() <= MAX_NAME_CHARS
+    if name.is_ascii() {
+        // The common case, without counting characters: printable ASCII, no space.
+        return !name.is_empty()
+            && name.len() <= MAX_NAME_CHARS
+            && name.bytes().all(|b| b > b' ' && b != 0x7f);
+    }
+    name.chars().count() <= MAX_NAME_CHARS
         && !name.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 

@@ -8,6 +8,12 @@ use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+// Seeded per process (so not open to precomputed collisions) and several times faster than
+// SipHash on short names: the gate asks on every tool call and the fold inserts every name.
+type Hasher = foldhash::fast::RandomState;
+type NameSet = HashSet<Arc<str>, Hasher>;
+type ScoreMap = HashMap<Arc<str>, Score, Hasher>;
+
 /// Where the first user prompt of the branch is, so that `initial` cadence can score late
 /// arrivals against it after `/reload` without the ledger storing its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,13 +70,13 @@ pub struct RoundSummary {
 /// Lookups take `&str` and neither allocate nor scan: the gate asks on every tool call.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BranchState {
-    tools: HashSet<Arc<str>>,
-    groups: HashSet<Arc<str>>,
-    allowlisted_groups: HashSet<Arc<str>>,
-    considered_tools: HashSet<Arc<str>>,
-    considered_groups: HashSet<Arc<str>>,
-    tool_scores: HashMap<Arc<str>, Score>,
-    group_scores: HashMap<Arc<str>, Score>,
+    tools: NameSet,
+    groups: NameSet,
+    allowlisted_groups: NameSet,
+    considered_tools: NameSet,
+    considered_groups: NameSet,
+    tool_scores: ScoreMap,
+    group_scores: ScoreMap,
     first_prompt: Option<FirstPrompt>,
     awaiting_first_prompt: bool,
     modes: Vec<ModeChange>,
@@ -191,6 +197,8 @@ impl BranchState {
 
     fn apply(&mut self, view: &RoundView<'_>, entry_id: Option<&str>, timestamp: Option<&str>) {
         let id: Arc<str> = view.id.into();
+        self.tools
+            .reserve(view.tools.len() + view.allowlisted_tools.len());
         let mut new_tools = Vec::new();
         for name in view.tools.iter().chain(&view.allowlisted_tools) {
             insert_new(&mut self.tools, name, &mut new_tools);
@@ -213,6 +221,7 @@ impl BranchState {
             Mode::Tools => &mut self.considered_tools,
             Mode::Mcp => &mut self.considered_groups,
         };
+        considered.reserve(view.considered.len());
         for name in &view.considered {
             if !considered.contains(*name) {
                 considered.insert((*name).into());
@@ -279,7 +288,7 @@ impl BranchState {
     }
 }
 
-fn insert_new(set: &mut HashSet<Arc<str>>, name: &str, new: &mut Vec<Arc<str>>) {
+fn insert_new(set: &mut NameSet, name: &str, new: &mut Vec<Arc<str>>) {
     if !set.contains(name) {
         let shared: Arc<str> = name.into();
         set.insert(shared.clone());
