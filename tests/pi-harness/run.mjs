@@ -1,0 +1,444 @@
+#!/usr/bin/env node
+// Drives one headless Pi session per a scenario file and prints one JSON report on stdout.
+//
+//   PI_PACKAGE_DIR=<…/node_modules/@earendil-works/pi-coding-agent> node22 run.mjs SCENARIO.json
+//   node22 run.mjs SCENARIO.json --pi <package dir>
+//
+// Real Pi, nothing mocked but the model and the MCP servers: the faux provider from Pi's own
+// `pi-ai` answers with the scenario's scripted responses, and each MCP server is an in-memory
+// transport from `pi-mcp/testing` with a small JSON-RPC responder behind it. Everything else (the
+// session runtime, the resource loader, the built-in MCP, codemode and tool-search extensions,
+// the scenario's extensions, the session file) is the installed Pi package itself.
+//
+// The scenario format is documented in README.md next to this file.
+
+import { mkdtempSync, mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+function fail(message) {
+	process.stderr.write(`pi-harness: ${message}\n`);
+	process.exit(2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arguments and Pi's modules
+
+const argv = process.argv.slice(2);
+let scenarioPath;
+let piDir = process.env.PI_PACKAGE_DIR;
+for (let i = 0; i < argv.length; i++) {
+	if (argv[i] === "--pi") piDir = argv[++i];
+	else if (scenarioPath === undefined) scenarioPath = argv[i];
+	else fail(`unexpected argument: ${argv[i]}`);
+}
+if (!scenarioPath) fail("usage: run.mjs SCENARIO.json [--pi PI_PACKAGE_DIR] (or set PI_PACKAGE_DIR)");
+if (!piDir) fail("no Pi package dir: pass --pi DIR or set PI_PACKAGE_DIR (tests/support/install-pi.sh VERSION prints it)");
+piDir = resolve(piDir);
+if (!existsSync(join(piDir, "package.json"))) fail(`not a package dir (no package.json): ${piDir}`);
+
+let scenario;
+try {
+	scenario = JSON.parse(readFileSync(scenarioPath, "utf8"));
+} catch (error) {
+	fail(`cannot read scenario ${scenarioPath}: ${error.message}`);
+}
+const scenarioDir = dirname(resolve(scenarioPath));
+
+// Pi's sibling packages are imported by absolute path from the installed tree (nested first, as
+// npm would nest a version conflict, then hoisted next to pi-coding-agent).
+function packageDir(name) {
+	for (const candidate of [join(piDir, "node_modules", name), join(piDir, "..", "..", name)]) {
+		if (existsSync(join(candidate, "package.json"))) return candidate;
+	}
+	fail(`package ${name} not found next to ${piDir}`);
+}
+async function importExport(dir, subpath = ".") {
+	const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+	let target = manifest.exports?.[subpath];
+	if (target && typeof target === "object") target = target.import ?? target.default;
+	if (typeof target !== "string" && subpath === ".") target = manifest.main;
+	if (typeof target !== "string") fail(`${manifest.name} has no export ${subpath}`);
+	return import(pathToFileURL(join(dir, target)).href);
+}
+
+const piManifest = JSON.parse(readFileSync(join(piDir, "package.json"), "utf8"));
+const pi = await importExport(piDir);
+const ai = await importExport(packageDir("@earendil-works/pi-ai"));
+const mcpTesting = await importExport(packageDir("@earendil-works/pi-mcp"), "./testing");
+
+// ---------------------------------------------------------------------------------------------
+// A temporary home for this run: agent dir, project cwd, sessions.
+
+const root = realpathSync(mkdtempSync(join(tmpdir(), "pi-harness-")));
+const agentDir = join(root, "agent");
+const cwd = join(root, "project");
+const sessionDir = join(root, "sessions");
+for (const dir of [agentDir, cwd, sessionDir]) mkdirSync(dir, { recursive: true });
+
+process.env.PI_OFFLINE = "1";
+process.env.PI_CODING_AGENT_DIR = agentDir;
+delete process.env.PI_CODING_AGENT_SESSION_DIR;
+for (const [key, value] of Object.entries(scenario.env ?? {})) process.env[key] = String(value);
+
+function resolveFromScenario(path) {
+	return isAbsolute(path) ? path : resolve(scenarioDir, path);
+}
+
+// Scenario extensions: `additionalExtensionPaths` (as `pi -e` or the SDK would) or a settings
+// `packages` entry (global or project settings.json), each with an absolute path.
+const extensionPaths = [join(here, "tracer.ts")];
+const packages = { global: [], project: [] };
+for (const ext of scenario.extensions ?? []) {
+	const path = resolveFromScenario(typeof ext === "string" ? ext : ext.path);
+	const via = typeof ext === "string" ? "path" : (ext.via ?? "path");
+	if (!existsSync(path)) fail(`extension not found: ${path}`);
+	if (via === "path") extensionPaths.push(path);
+	else if (via === "package") packages.global.push(path);
+	else if (via === "project-package") packages.project.push(path);
+	else fail(`unknown extension via: ${via} (expected path, package or project-package)`);
+}
+
+const globalSettings = { ...(scenario.settings?.global ?? {}) };
+if (packages.global.length) globalSettings.packages = [...(globalSettings.packages ?? []), ...packages.global];
+writeFileSync(join(agentDir, "settings.json"), JSON.stringify(globalSettings, null, 2));
+const projectSettings = { ...(scenario.settings?.project ?? {}) };
+if (packages.project.length) projectSettings.packages = [...(projectSettings.packages ?? []), ...packages.project];
+if (Object.keys(projectSettings).length) {
+	mkdirSync(join(cwd, ".pi"), { recursive: true });
+	writeFileSync(join(cwd, ".pi", "settings.json"), JSON.stringify(projectSettings, null, 2));
+}
+
+// mcp.json files from the scenario's servers: `scope: "project"` servers go to the project file.
+const mcpServers = scenario.mcpServers ?? {};
+const mcpFiles = { global: {}, project: {} };
+for (const [name, server] of Object.entries(mcpServers)) {
+	mcpFiles[server.scope === "project" ? "project" : "global"][name] = server.config ?? { command: "in-memory" };
+}
+const mcpExtra = scenario.mcpJson ?? {};
+if (Object.keys(mcpFiles.global).length || mcpExtra.global) {
+	writeFileSync(join(agentDir, "mcp.json"), JSON.stringify({ ...(mcpExtra.global ?? {}), mcpServers: mcpFiles.global }, null, 2));
+}
+if (Object.keys(mcpFiles.project).length || mcpExtra.project) {
+	mkdirSync(join(cwd, ".pi"), { recursive: true });
+	writeFileSync(join(cwd, ".pi", "mcp.json"), JSON.stringify({ ...(mcpExtra.project ?? {}), mcpServers: mcpFiles.project }, null, 2));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The report and the tracer's sink
+
+const report = {
+	pi: { version: piManifest.version, dir: piDir },
+	node: process.version,
+	root,
+	requests: [],
+	toolCalls: [],
+	mcpCalls: [],
+	events: [],
+	steps: [],
+	errors: [],
+};
+globalThis.__piHarness = { events: report.events };
+let currentStep = -1;
+
+// ---------------------------------------------------------------------------------------------
+// In-memory MCP servers: a JSON-RPC responder per configured server.
+
+function serveMcp(name, transport) {
+	const spec = mcpServers[name] ?? {};
+	const tools = spec.tools ?? [];
+	const resources = spec.resources ?? [];
+	const reply = (id, result) => transport.send({ jsonrpc: "2.0", id, result }).catch(() => {});
+	const error = (id, code, message) => transport.send({ jsonrpc: "2.0", id, error: { code, message } }).catch(() => {});
+	transport.onMessage((message) => {
+		if (message.id === undefined || typeof message.method !== "string") return; // notifications, responses
+		const params = message.params ?? {};
+		switch (message.method) {
+			case "initialize":
+				return reply(message.id, {
+					protocolVersion: params.protocolVersion,
+					capabilities: { tools: {}, ...(resources.length ? { resources: {} } : {}) },
+					serverInfo: { name: `harness-${name}`, version: "1.0.0" },
+					...(spec.instructions ? { instructions: spec.instructions } : {}),
+				});
+			case "ping":
+				return reply(message.id, {});
+			case "tools/list":
+				return reply(message.id, {
+					tools: tools.map((tool) => ({
+						name: tool.name,
+						description: tool.description ?? `${tool.name} from ${name}`,
+						inputSchema: tool.inputSchema ?? { type: "object", properties: {}, additionalProperties: true },
+					})),
+				});
+			case "tools/call": {
+				const tool = tools.find((t) => t.name === params.name);
+				report.mcpCalls.push({ step: currentStep, server: name, tool: params.name, arguments: params.arguments ?? null });
+				if (!tool) return error(message.id, -32602, `unknown tool ${params.name}`);
+				return reply(message.id, {
+					content: [{ type: "text", text: tool.result ?? `${name}/${tool.name} ran` }],
+					isError: tool.isError === true,
+				});
+			}
+			case "resources/list":
+				return reply(message.id, {
+					resources: resources.map((r) => ({ uri: r.uri, name: r.name ?? r.uri, mimeType: "text/plain" })),
+				});
+			case "resources/templates/list":
+				return reply(message.id, { resourceTemplates: [] });
+			case "resources/read": {
+				const resource = resources.find((r) => r.uri === params.uri);
+				report.mcpCalls.push({ step: currentStep, server: name, resource: params.uri });
+				if (!resource) return error(message.id, -32002, `resource not found: ${params.uri}`);
+				return reply(message.id, { contents: [{ uri: resource.uri, mimeType: "text/plain", text: resource.text ?? "" }] });
+			}
+			default:
+				return error(message.id, -32601, `method not found: ${message.method}`);
+		}
+	});
+}
+
+function createTransport(entry) {
+	const { client, server } = mcpTesting.createInMemoryTransportPair();
+	serveMcp(entry.name, server);
+	server.start();
+	return client;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The faux model: every scripted response is wrapped so the harness records what Pi handed over.
+
+const faux = ai.fauxProvider();
+
+function textOf(content) {
+	if (typeof content === "string") return content;
+	if (!Array.isArray(content)) return "";
+	return content.map((b) => (b && b.type === "text" ? b.text : "")).join("");
+}
+
+let requestActions = new Map();
+function scripted(response, indexInStep) {
+	return (context) => {
+		const tools = ai.getCurrentTools(context.messages).map((tool) => tool.name);
+		const userTexts = context.messages
+			.filter((m) => m.role === "user")
+			.map((m) => textOf(m.content))
+			.map((t) => (t.length > 300 ? `${t.slice(0, 300)}…` : t));
+		report.requests.push({ step: currentStep, index: report.requests.length, tools, userTexts });
+		const actions = requestActions.get(indexInStep) ?? [];
+		for (const action of actions) runtimeAction(action);
+		if (response.toolCalls) {
+			const blocks = [];
+			if (response.text) blocks.push(ai.fauxText(response.text));
+			for (const call of response.toolCalls) {
+				blocks.push(ai.fauxToolCall(call.name, call.arguments ?? {}, call.id ? { id: call.id } : undefined));
+			}
+			return ai.fauxAssistantMessage(blocks, { stopReason: "toolUse" });
+		}
+		return ai.fauxAssistantMessage(response.text ?? "done");
+	};
+}
+
+// Steering and follow-up sent by the host while a run is active (extensions send their own).
+function runtimeAction(action) {
+	const session = runtime.session;
+	const started = action.steer !== undefined ? session.steer(action.steer) : session.followUp(action.followUp);
+	Promise.resolve(started).catch((error) => report.errors.push({ step: currentStep, error: String(error?.message ?? error) }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The runtime: one factory builds every session (startup, fork, resume) the same way.
+
+const builtins = [
+	{ name: "mcp", factory: pi.createMcpExtension({ createTransport }), builtin: true, replaceable: true },
+	{ name: "codemode", factory: pi.createCodemodeExtension(), builtin: true, replaceable: true },
+	{ name: "tool-search", factory: pi.createToolSearchExtension(), builtin: true, replaceable: true },
+];
+const projectTrusted = scenario.projectTrusted ?? true;
+
+const createRuntime = async ({ cwd: runtimeCwd, agentDir: runtimeAgentDir, sessionManager, sessionStartEvent }) => {
+	const modelRuntime = await pi.ModelRuntime.create({
+		authPath: join(runtimeAgentDir, "auth.json"),
+		modelsPath: null,
+		refreshOnCreate: false,
+	});
+	modelRuntime.registerNativeProvider(faux.provider);
+	await modelRuntime.setRuntimeApiKey(faux.provider.id ?? "faux", "harness-key");
+	const settingsManager = pi.SettingsManager.create(runtimeCwd, runtimeAgentDir, { projectTrusted });
+	const services = await pi.createAgentSessionServices({
+		cwd: runtimeCwd,
+		agentDir: runtimeAgentDir,
+		settingsManager,
+		modelRuntime,
+		resourceLoaderOptions: { additionalExtensionPaths: extensionPaths, extensionFactories: builtins },
+	});
+	const created = await pi.createAgentSessionFromServices({
+		services,
+		sessionManager,
+		sessionStartEvent,
+		model: faux.getModel(),
+	});
+	return { ...created, services, diagnostics: services.diagnostics };
+};
+
+let unsubscribe;
+const pendingStarts = new Map();
+async function bind(session) {
+	unsubscribe?.();
+	unsubscribe = session.subscribe((event) => {
+		if (event.type === "tool_execution_start") {
+			pendingStarts.set(event.toolCallId, event.args);
+		} else if (event.type === "tool_execution_end") {
+			report.toolCalls.push({
+				step: currentStep,
+				id: event.toolCallId,
+				name: event.toolName,
+				arguments: pendingStarts.get(event.toolCallId) ?? null,
+				result: textOf(event.result?.content),
+				isError: event.isError === true,
+			});
+		}
+	});
+	await session.bindExtensions({});
+}
+
+const runtime = await pi.createAgentSessionRuntime(createRuntime, {
+	cwd,
+	agentDir,
+	sessionManager: pi.SessionManager.create(cwd, sessionDir),
+});
+runtime.setRebindSession(bind);
+for (const diagnostic of runtime.diagnostics ?? []) {
+	report.errors.push({ step: -1, diagnostic: diagnostic.type, message: diagnostic.message });
+}
+await bind(runtime.session);
+
+// ---------------------------------------------------------------------------------------------
+// Steps
+
+function entries(sessionManager) {
+	return sessionManager.getEntries();
+}
+function findEntry(target) {
+	const sm = runtime.session.sessionManager;
+	const all = entries(sm);
+	if (target.userMessage !== undefined) {
+		const users = all.filter((e) => e.type === "message" && e.message.role === "user");
+		const entry = users.at(target.userMessage);
+		if (!entry) throw new Error(`no user message #${target.userMessage}`);
+		return entry.id;
+	}
+	if (target.customType !== undefined) {
+		const found = all.filter((e) => e.type === "custom" && e.customType === target.customType).at(target.nth ?? -1);
+		if (!found) throw new Error(`no custom entry ${target.customType}`);
+		return found.id;
+	}
+	if (target.assistantMessage !== undefined) {
+		const found = all.filter((e) => e.type === "message" && e.message.role === "assistant").at(target.assistantMessage);
+		if (!found) throw new Error(`no assistant message #${target.assistantMessage}`);
+		return found.id;
+	}
+	throw new Error(`unknown entry target ${JSON.stringify(target)}`);
+}
+
+const sessionFilesSeen = [];
+function noteSessionFile() {
+	const file = runtime.session.sessionFile;
+	if (file && !sessionFilesSeen.includes(file)) sessionFilesSeen.push(file);
+}
+
+const steps = scenario.steps ?? [];
+for (let i = 0; i < steps.length; i++) {
+	currentStep = i;
+	const step = steps[i];
+	const outcome = { step: i, action: Object.keys(step).find((k) => ["prompt", "tree", "fork", "resume", "reload", "newSession"].includes(k)) };
+	noteSessionFile();
+	try {
+		if (step.prompt !== undefined) {
+			requestActions = new Map();
+			for (const action of step.during ?? []) {
+				const list = requestActions.get(action.atRequest ?? 0) ?? [];
+				list.push(action);
+				requestActions.set(action.atRequest ?? 0, list);
+			}
+			faux.setResponses((step.responses ?? [{ text: "done" }]).map((r, n) => scripted(r, n)));
+			await runtime.session.prompt(step.prompt);
+			await runtime.session.waitForIdle();
+			outcome.unusedResponses = faux.getPendingResponseCount();
+		} else if (step.tree !== undefined) {
+			const target = findEntry(step.tree);
+			const result = await runtime.session.navigateTree(target, { summarize: false });
+			outcome.cancelled = result.cancelled;
+			outcome.leafId = runtime.session.sessionManager.getLeafId();
+		} else if (step.fork !== undefined) {
+			const target = findEntry(step.fork);
+			const result = await runtime.fork(target, { position: step.fork.position ?? "before" });
+			outcome.cancelled = result.cancelled;
+		} else if (step.resume !== undefined) {
+			const index = typeof step.resume === "number" ? step.resume : 0;
+			const file = sessionFilesSeen.at(index);
+			if (!file) throw new Error(`no session file #${index} to resume`);
+			const result = await runtime.switchSession(file);
+			outcome.cancelled = result.cancelled;
+		} else if (step.newSession !== undefined) {
+			const result = await runtime.newSession();
+			outcome.cancelled = result.cancelled;
+		} else if (step.reload !== undefined) {
+			await runtime.session.reload();
+		} else {
+			throw new Error(`unknown step: ${JSON.stringify(step)}`);
+		}
+	} catch (error) {
+		outcome.error = String(error?.message ?? error);
+	}
+	outcome.sessionFile = runtime.session.sessionFile ?? null;
+	noteSessionFile();
+	report.steps.push(outcome);
+}
+currentStep = steps.length;
+
+// ---------------------------------------------------------------------------------------------
+// The session files Pi wrote
+
+function readSessionFile(file) {
+	if (!file || !existsSync(file)) return { file, exists: false };
+	const lines = readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "");
+	const parsed = lines.map((l) => JSON.parse(l));
+	const header = parsed[0];
+	return {
+		file,
+		exists: true,
+		header: { type: header.type, version: header.version, id: header.id, parentSession: header.parentSession ?? null },
+		entries: parsed.slice(1).map((e) => {
+			const out = { type: e.type, id: e.id, parentId: e.parentId };
+			if (e.type === "custom") Object.assign(out, { customType: e.customType, data: e.data });
+			if (e.type === "custom_message") Object.assign(out, { customType: e.customType, display: e.display, text: textOf(e.content) });
+			if (e.type === "message") out.role = e.message.role;
+			if (e.type === "message" && e.message.role === "system") {
+				out.toolsAdded = (e.message.toolsAdded ?? []).map((t) => t.name);
+				out.toolsRemoved = (e.message.toolsRemoved ?? []).map((t) => t.name);
+			}
+			return out;
+		}),
+	};
+}
+
+noteSessionFile();
+report.sessionFile = runtime.session.sessionFile ?? null;
+report.sessions = sessionFilesSeen.map(readSessionFile);
+const current = readSessionFile(report.sessionFile);
+report.customEntries = (current.entries ?? []).filter((e) => e.type === "custom");
+report.customMessages = (current.entries ?? []).filter((e) => e.type === "custom_message");
+report.sessionDirFiles = existsSync(sessionDir) ? readdirSync(sessionDir).sort() : [];
+
+try {
+	await runtime.dispose();
+} catch (error) {
+	report.errors.push({ step: currentStep, error: `dispose: ${error?.message ?? error}` });
+}
+process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+// MCP connections and timers may keep the loop alive after dispose.
+process.exit(0);
