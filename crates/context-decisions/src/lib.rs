@@ -19,3 +19,4 @@ pub mod eval;
 pub mod groups;
 pub mod inventory;
 pub mod mcp_origins;
+pub mod pick;

@@ -48,6 +48,8 @@ enum Command {
     },
     /// Measure the picker's ranking and selection on a labelled set, next to Pi's tool_search.
     Eval(context_decisions::eval::EvalArgs),
+    /// Show what the picker would make available for one prompt, and what it would withhold.
+    Pick(context_decisions::pick::PickArgs),
 }
 
 fn main() -> ExitCode {
@@ -113,6 +115,10 @@ fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Eval(args) => {
             let text = context_decisions::eval::run(&args)?;
+            out.write_all(text.as_bytes()).map_err(|e| e.to_string())
+        }
+        Command::Pick(args) => {
+            let text = context_decisions::pick::run(&args)?;
             out.write_all(text.as_bytes()).map_err(|e| e.to_string())
         }
     }

@@ -114,6 +114,14 @@ impl Registry {
         reg
     }
 
+    /// Whether `name` is a registered internal tool (built-in provenance, the MCP resource tools
+    /// included): always declared, never withheld from Pi's active set.
+    pub fn is_internal(&self, name: &str) -> bool {
+        self.index
+            .get(name)
+            .is_some_and(|&i| self.tools[i as usize].kind.is_internal())
+    }
+
     /// How many tools the snapshot holds.
     pub fn len(&self) -> usize {
         self.tools.len()

@@ -27,4 +27,5 @@
 
 pub mod candidates;
 pub mod embedded;
+pub mod round;
 pub mod text;

@@ -1,0 +1,196 @@
+//! The `pick` command: what the picker would make available for one prompt, and why.
+//!
+//! It reads an inventory file, forms the candidates (internal tools are never candidates; in
+//! `mcp` mode extension tools with no usable provenance are left unfiltered), scores them with
+//! the chosen decision model, and applies the default threshold and cap. Nothing is recorded.
+
+use crate::inventory::read_inventory_file;
+use pcd_model::{Allowlists, Classifier, DecisionSettings, Mode};
+use pcd_picker::candidates::{candidates, Available, CandidateKey, Exempt};
+use pcd_picker::embedded::{CandidateText, EmbeddedIndex};
+use pcd_picker::round::{rounded, select, Outcome};
+use pcd_picker::text::bounded;
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+
+/// The longest prompt the picker reads, in characters (the rest is ignored).
+pub const MAX_PROMPT_CHARS: usize = 4000;
+
+/// How many rows of each list the text output shows.
+const MAX_LISTED: usize = 15;
+
+/// The `pick` command's arguments.
+#[derive(Debug, clap::Args)]
+pub struct PickArgs {
+    /// A JSON array shaped like Pi's getAllTools().
+    #[arg(long, value_name = "FILE")]
+    pub tools: std::path::PathBuf,
+    /// The user's prompt.
+    #[arg(long, value_name = "TEXT")]
+    pub prompt: String,
+    /// tools: every external tool is a candidate; mcp: every group is.
+    #[arg(long, default_value = "tools", value_parser = ["tools", "mcp"])]
+    pub mode: String,
+    /// The decision model.
+    #[arg(long, default_value = "embedded", value_parser = ["embedded", "http"])]
+    pub scorer: String,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn exempt_reason(e: Exempt) -> &'static str {
+    match e {
+        Exempt::Internal => "internal",
+        Exempt::Available => "already available",
+        Exempt::Allowlisted => "allowlisted",
+        Exempt::Unfiltered => "unfiltered (no provenance name)",
+    }
+}
+
+/// Runs `pick` and returns what to print.
+pub fn run(args: &PickArgs) -> Result<String, String> {
+    if args.scorer == "http" {
+        return Err("the http scorer is not available in this build; use --scorer embedded".into());
+    }
+    let inventory = read_inventory_file(&args.tools).map_err(|e| e.to_string())?;
+    let mode = Mode::parse(&args.mode).unwrap_or_default();
+    let decision = DecisionSettings::default();
+    let set = candidates(
+        &inventory.tools,
+        &Classifier::default(),
+        mode,
+        &Allowlists::default(),
+        &Available::default(),
+    );
+    let cap = match mode {
+        Mode::Tools => decision.max_new_tools,
+        Mode::Mcp => decision.max_new_groups,
+    } as usize;
+    let prompt = bounded(&args.prompt, MAX_PROMPT_CHARS);
+    let too_few = set.candidates.len() < decision.minimum_candidates as usize;
+    let outcomes = if too_few {
+        Vec::new()
+    } else {
+        let index = EmbeddedIndex::build(set.candidates.iter().map(|c| CandidateText {
+            names: &c.names,
+            label: &c.label,
+            description: &c.description,
+        }));
+        let scores: Vec<Option<f64>> = index.scores(&prompt).into_iter().map(Some).collect();
+        select(&scores, decision.threshold, cap)
+    };
+    let mut available = Vec::new();
+    let mut withheld = Vec::new();
+    for (i, c) in set.candidates.iter().enumerate() {
+        let (kind, name) = match &c.key {
+            CandidateKey::Tool(n) => ("tool", n.as_str()),
+            CandidateKey::Group(k) => ("group", k.as_str()),
+        };
+        let mut row = json!({ "kind": kind, "name": name, "label": c.label });
+        if kind == "group" {
+            row["tools"] = json!(c.members.len());
+        }
+        let Some(outcome) = outcomes.get(i) else {
+            row["reason"] = json!("fewer candidates than the minimum: nothing is scored");
+            available.push(row);
+            continue;
+        };
+        if let Some(s) = outcome.score() {
+            row["score"] = json!(rounded(s));
+        }
+        let (reason, added) = match outcome {
+            Outcome::Added { .. } => ("at or above the threshold, within the cap", true),
+            Outcome::CutByCap { .. } => ("at or above the threshold, cut by the cap", false),
+            Outcome::BelowThreshold { .. } => ("below the threshold", false),
+            Outcome::Dropped => ("no valid score", false),
+        };
+        row["reason"] = json!(reason);
+        if added {
+            available.push(row);
+        } else {
+            withheld.push(row);
+        }
+    }
+    // Best first among what was added and withheld; ties keep inventory order (stable sort).
+    let by_score = |a: &Value, b: &Value| {
+        let s = |v: &Value| v["score"].as_f64().unwrap_or(0.0);
+        s(b).total_cmp(&s(a))
+    };
+    available.sort_by(by_score);
+    withheld.sort_by(by_score);
+    let exempt: Vec<Value> = set
+        .exempt
+        .iter()
+        .map(|&(i, e)| json!({ "name": inventory.tools[i].name, "reason": exempt_reason(e) }))
+        .collect();
+    let value = json!({
+        "mode": mode.as_str(),
+        "scorer": args.scorer,
+        "threshold": decision.threshold,
+        "cap": cap,
+        "minimum_candidates": decision.minimum_candidates,
+        "candidates": set.candidates.len(),
+        "available": available,
+        "withheld": withheld,
+        "always_available": exempt,
+    });
+    if args.json {
+        let mut s = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
+        s.push('\n');
+        return Ok(s);
+    }
+    Ok(render(&value))
+}
+
+fn render(v: &Value) -> String {
+    let mut s = String::new();
+    let rows = |v: &Value| v.as_array().cloned().unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "{} mode, {} scorer, threshold {}, cap {}: {} of {} candidates made available",
+        v["mode"].as_str().unwrap_or(""),
+        v["scorer"].as_str().unwrap_or(""),
+        v["threshold"],
+        v["cap"],
+        rows(&v["available"]).len(),
+        v["candidates"],
+    );
+    for (title, key) in [("made available", "available"), ("withheld", "withheld")] {
+        let list = rows(&v[key]);
+        let _ = writeln!(s, "\n{title} ({}):", list.len());
+        for r in list.iter().take(MAX_LISTED) {
+            let score = r["score"]
+                .as_f64()
+                .map_or("  -  ".to_owned(), |x| format!("{x:.3}"));
+            let label = r["label"].as_str().filter(|l| !l.is_empty());
+            let _ = writeln!(
+                s,
+                "  {score}  {}{}  {}",
+                r["name"].as_str().unwrap_or(""),
+                label.map(|l| format!(" ({l})")).unwrap_or_default(),
+                r["reason"].as_str().unwrap_or(""),
+            );
+        }
+        if list.len() > MAX_LISTED {
+            let _ = writeln!(
+                s,
+                "  … and {} more (--json lists all)",
+                list.len() - MAX_LISTED
+            );
+        }
+    }
+    let exempt = rows(&v["always_available"]);
+    if !exempt.is_empty() {
+        let _ = writeln!(s, "\nalways available ({}):", exempt.len());
+        for r in exempt {
+            let _ = writeln!(
+                s,
+                "  {}  {}",
+                r["name"].as_str().unwrap_or(""),
+                r["reason"].as_str().unwrap_or("")
+            );
+        }
+    }
+    s
+}

@@ -1,0 +1,917 @@
+//! One [`Session`] per Pi session: Pi's events in, [`Effect`]s out, with no policy left to the
+//! host.
+//!
+//! The host (the Node binding, or `simulate` in the command-line program) feeds events: the
+//! session start, each boundary (a user prompt, a completed tool round, a branch move) with
+//! Pi's tool inventory and active set, each `tool_call`, and every settings save. The session
+//! answers with effects to carry out in order: set the active tools, append ledger entries, hand
+//! the model the hidden availability notice, warn. State on the branch is always the ledger's
+//! fold over the branch's entries; the session only adds rounds to it, never removes anything.
+//!
+//! What the host reads from disk (settings, the project allowlist, `mcp.json` origins) comes in
+//! as data: see [`crate::load`] for the readers that go with it.
+
+mod rounds;
+
+use pcd_gate::{
+    decide, BranchIndex, Call, GateContext, Grants, LazyScores, ProjectListCache, ProjectRead,
+    Registry, ServerArg, Verdict,
+};
+use pcd_ledger::{encode_round, fold, Basis, Boundary, BranchState, Round};
+use pcd_model::{
+    Allowlists, AuditFinding, Classifier, DecisionProvider, GroupKey, Mode, Scope, Settings,
+    ToolInfo, ToolKind,
+};
+use pcd_picker::candidates::{candidates, Available, CandidateKey, CandidateSet};
+use pcd_ui_text::{
+    availability_notice, blocked_reason, round_problem, AvailabilityNotice, NoticeGroup,
+    RoundProblem,
+};
+use serde_json::Value;
+use std::collections::{BTreeSet, HashSet};
+
+/// The longest user text a decision is made from, in characters; the rest of a long prompt is
+/// detail that does not change which tools are relevant.
+pub const MAX_TASK_TEXT_CHARS: usize = 4000;
+
+/// Why Pi started (or restarted) the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartReason {
+    /// A new process.
+    Startup,
+    /// `/reload`.
+    Reload,
+    /// `/new`.
+    New,
+    /// `/resume`.
+    Resume,
+    /// `/fork`.
+    Fork,
+}
+
+/// The settings file as the host could read it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SettingsRead {
+    /// Absent (defaults) or read (bad fields already fell back to their defaults).
+    Read(Settings),
+    /// The file exists but could not be read: the branch keeps what it has, nothing is added.
+    Unreadable,
+}
+
+/// The branch as the host could read it (`sessionManager.getBranch()`, root first).
+#[derive(Debug, Clone, PartialEq)]
+pub enum BranchRead {
+    /// Every entry of the branch, root to leaf.
+    Entries(Vec<Value>),
+    /// The branch could not be read: only internal and allowlisted tools pass, nothing is
+    /// written, granted or reconciled.
+    Unreadable,
+}
+
+/// Pi's tool registry as the host could read it (`getAllTools()`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum InventoryRead {
+    /// The tools (rejected entries already dropped: they stay unknown, so they are blocked).
+    Tools(Vec<ToolInfo>),
+    /// `getAllTools()` threw: the last snapshot stays in force; with none, every call is blocked.
+    Unreadable,
+}
+
+/// What starts a session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartEvent {
+    /// Why.
+    pub reason: StartReason,
+    /// A short token unique to this process and session, used in round ids (`[A-Za-z0-9]`).
+    pub nonce: String,
+    /// The global settings.
+    pub settings: SettingsRead,
+    /// The project allowlist file.
+    pub project: ProjectRead,
+    /// Built-in MCP server origins captured at session start from the `mcp.json` files, with the
+    /// user's approval (raw server name and file scope); empty without approval.
+    pub mcp_origins: Vec<(String, Scope)>,
+    /// The branch.
+    pub branch: BranchRead,
+}
+
+/// What kind of boundary this is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BoundaryKind {
+    /// A run is starting (`before_agent_start`). `text` is the user's prompt, or queued steering
+    /// or follow-up text; `None` for a run started by a custom message, which never supplies a
+    /// prompt to pick from.
+    Prompt {
+        /// The user text.
+        text: Option<String>,
+    },
+    /// A tool round completed.
+    ToolRound,
+    /// The session's own start, or a branch move (`/tree`), after [`Session::branch_moved`].
+    Reconcile,
+}
+
+/// A boundary: the moment to decide, record and re-apply the restriction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoundaryEvent {
+    /// Which boundary.
+    pub kind: BoundaryKind,
+    /// Pi's registry now.
+    pub inventory: InventoryRead,
+    /// Pi's active tool names now (`getActiveTools()`), in Pi's order.
+    pub active: Vec<String>,
+}
+
+/// Something the host must do, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// `pi.setActiveTools(names)`.
+    SetActiveTools(Vec<String>),
+    /// `pi.appendEntry("context-decisions-tools", data)`.
+    AppendEntry(Value),
+    /// The hidden names-only availability notice, as a `before_agent_start` message with
+    /// `display: false`.
+    Notice(String),
+    /// A warning for the person (bounded, names and codes only).
+    Warn(String),
+}
+
+/// The verdict on one `tool_call`, with what to do first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallOutcome {
+    /// `None` to let the call through; `Some(reason)` to block it with that reason.
+    pub block: Option<String>,
+    /// Effects to carry out (a lazily scored tool's round).
+    pub effects: Vec<Effect>,
+    /// The tool is not in the session's snapshot of the registry (it registered since the last
+    /// boundary): read `getAllTools()` and ask again with [`Session::tool_call_with`]. Until then
+    /// the verdict is a block (unknown tools are blocked).
+    pub refresh_and_retry: bool,
+}
+
+/// A tool call as the gate needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCallEvent {
+    /// The tool's name.
+    pub tool: String,
+    /// A resource tool's `server` argument: `None` absent or null, `Some(Ok(text))` a string,
+    /// `Some(Err(()))` any other JSON value.
+    pub server: Option<Result<String, ()>>,
+}
+
+/// One Pi session's state. See the module documentation.
+#[derive(Debug)]
+pub struct Session {
+    nonce: String,
+    settings: Settings,
+    settings_readable: bool,
+    settings_ever_read: bool,
+    project: ProjectListCache,
+    allowlists: Allowlists,
+    classifier: Classifier,
+    mcp_origins: Vec<(String, Scope)>,
+    inventory: Option<Vec<ToolInfo>>,
+    registry: Option<Registry>,
+    grants: Grants,
+    branch: Option<BranchState>,
+    branch_has_messages: bool,
+    first_prompt_text: Option<String>,
+    task_text: Option<String>,
+    index: BranchIndex,
+    removed: Vec<String>,
+    active_changes: u64,
+    generation: u64,
+    lazy: LazyScores,
+    rounds_made: u64,
+    /// How many candidates the inventory has in the current mode, whatever is available: with
+    /// fewer than the minimum, nothing is scored at any boundary.
+    total_candidates: usize,
+    filtering_seen_off: bool,
+    findings: Vec<AuditFinding>,
+}
+
+fn bounded_text(text: &str) -> String {
+    text.chars().take(MAX_TASK_TEXT_CHARS).collect()
+}
+
+/// The text of a user message entry (`content` as a string or as text parts).
+fn user_text(entry: &Value) -> Option<String> {
+    let message = entry.get("message")?;
+    if message.get("role").and_then(Value::as_str) != Some("user") {
+        return None;
+    }
+    match message.get("content")? {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => {
+            let text: Vec<&str> = parts
+                .iter()
+                .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect();
+            (!text.is_empty()).then(|| text.join("\n"))
+        }
+        _ => None,
+    }
+}
+
+fn sanitize_nonce(nonce: &str) -> String {
+    let clean: String = nonce
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(16)
+        .collect();
+    if clean.is_empty() {
+        "s".to_owned()
+    } else {
+        clean
+    }
+}
+
+impl Session {
+    /// Starts a session: captures the settings, the project allowlist and the MCP origins (which
+    /// stay until `/reload` or a new session), and folds the branch. The restriction is applied
+    /// at the first boundary ([`Session::boundary`] with [`BoundaryKind::Reconcile`]).
+    pub fn start(event: StartEvent) -> (Session, Vec<Effect>) {
+        let mut session = Session {
+            nonce: sanitize_nonce(&event.nonce),
+            settings: Settings::default(),
+            settings_readable: true,
+            settings_ever_read: false,
+            project: ProjectListCache::default(),
+            allowlists: Allowlists::default(),
+            classifier: Classifier::default(),
+            mcp_origins: Vec::new(),
+            inventory: None,
+            registry: None,
+            grants: Grants::default(),
+            branch: None,
+            branch_has_messages: false,
+            first_prompt_text: None,
+            task_text: None,
+            index: BranchIndex::default(),
+            removed: Vec::new(),
+            active_changes: 0,
+            generation: 0,
+            lazy: LazyScores::default(),
+            rounds_made: 0,
+            total_candidates: 0,
+            filtering_seen_off: false,
+            findings: Vec::new(),
+        };
+        session.classifier = Classifier::with_mcp_origins(
+            event
+                .mcp_origins
+                .iter()
+                .map(|(name, scope)| (GroupKey::for_mcp_server(name), *scope)),
+        );
+        session.mcp_origins = event.mcp_origins;
+        session.apply_settings(event.settings, event.project);
+        session.load_branch(event.branch);
+        (session, Vec::new())
+    }
+
+    /// Whether tool filtering is on for this branch: the switch, or, while the settings cannot be
+    /// read, whatever the last good settings said (and, if they were never read, whether the
+    /// branch already has a ledger: unreadable settings never drop filtering a branch has).
+    pub fn filtering_on(&self) -> bool {
+        if self.settings_readable || self.settings_ever_read {
+            self.settings.tools.enabled
+        } else {
+            self.branch.as_ref().is_some_and(|b| !b.rounds().is_empty())
+        }
+    }
+
+    /// Whether the host must read Pi's registry and active set for the next boundary. Off means
+    /// off: while filtering is off and nothing withheld needs restoring, the host calls neither
+    /// `getAllTools` nor `getActiveTools`.
+    pub fn needs_inventory(&self) -> bool {
+        self.filtering_on() || !self.removed.is_empty()
+    }
+
+    /// How many times this session changed Pi's active tool set.
+    pub fn active_set_changes(&self) -> u64 {
+        self.active_changes
+    }
+
+    /// The current generation: bumped by every settings save and branch move, so that a round
+    /// started before one commits nothing.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Audit findings of the last fold (torn or altered rounds grant nothing).
+    pub fn findings(&self) -> &[AuditFinding] {
+        &self.findings
+    }
+
+    /// The branch state, when the branch could be read.
+    pub fn branch(&self) -> Option<&BranchState> {
+        self.branch.as_ref()
+    }
+
+    /// A settings or allowlist save (or a read at a boundary): supersedes rounds in flight.
+    pub fn settings_changed(&mut self, settings: SettingsRead, project: ProjectRead) {
+        self.generation += 1;
+        self.apply_settings(settings, project);
+    }
+
+    /// A branch move (`/tree`, fork, resume): refolds from the branch's entries and supersedes
+    /// rounds in flight. Follow it with a [`BoundaryKind::Reconcile`] boundary.
+    pub fn branch_moved(&mut self, branch: BranchRead) {
+        self.generation += 1;
+        self.load_branch(branch);
+    }
+
+    fn apply_settings(&mut self, settings: SettingsRead, project: ProjectRead) {
+        let before = self.settings.tools.enabled;
+        match settings {
+            SettingsRead::Read(s) => {
+                self.settings = s;
+                self.settings_readable = true;
+                self.settings_ever_read = true;
+            }
+            SettingsRead::Unreadable => self.settings_readable = false,
+        }
+        if before && !self.settings.tools.enabled {
+            self.filtering_seen_off = true;
+        }
+        if !self.settings.tools.enabled {
+            self.filtering_seen_off = true;
+        }
+        let project = self.project.update(project);
+        self.allowlists = Allowlists {
+            global: self.settings.global_allowlist(),
+            project,
+        };
+        self.rebuild_grants();
+    }
+
+    fn load_branch(&mut self, branch: BranchRead) {
+        self.lazy = LazyScores::default();
+        match branch {
+            BranchRead::Entries(entries) => {
+                let (state, findings) = fold(&entries);
+                self.branch_has_messages = entries
+                    .iter()
+                    .any(|e| e.get("type").and_then(Value::as_str) == Some("message"));
+                self.first_prompt_text = state
+                    .first_prompt()
+                    .and_then(|fp| fp.entry_id.as_deref())
+                    .and_then(|id| {
+                        entries
+                            .iter()
+                            .find(|e| e.get("id").and_then(Value::as_str) == Some(id))
+                    })
+                    .and_then(user_text)
+                    .map(|t| bounded_text(&t));
+                self.findings = findings;
+                self.branch = Some(state);
+            }
+            BranchRead::Unreadable => {
+                self.branch = None;
+            }
+        }
+        self.rebuild_index();
+    }
+
+    fn set_inventory(&mut self, tools: Vec<ToolInfo>) {
+        self.registry = Some(Registry::build(
+            &tools,
+            &self.classifier,
+            self.mcp_origins.iter().map(|(n, s)| (n.as_str(), *s)),
+        ));
+        self.inventory = Some(tools);
+        self.rebuild_grants();
+    }
+
+    fn rebuild_grants(&mut self) {
+        if let Some(registry) = &self.registry {
+            self.grants = Grants::compute(registry, &self.allowlists);
+        }
+        if let Some(tools) = &self.inventory {
+            self.total_candidates = candidates(
+                tools,
+                &self.classifier,
+                self.settings.tools.mode,
+                &self.allowlists,
+                &Available::default(),
+            )
+            .candidates
+            .len();
+        }
+        self.rebuild_index();
+    }
+
+    fn rebuild_index(&mut self) {
+        if let (Some(registry), Some(branch)) = (&self.registry, &self.branch) {
+            self.index = BranchIndex::build(registry, branch);
+        }
+    }
+
+    fn gate_context(&self) -> GateContext<'_> {
+        GateContext {
+            enabled: self.filtering_on(),
+            mode: self.settings.tools.mode,
+            registry: self.registry.as_ref(),
+            grants: &self.grants,
+            branch: self.branch.as_ref().map(|_| &self.index),
+            scoring: self.can_score(),
+            can_grant: self.settings_readable && self.branch.is_some(),
+            lazy: &self.lazy,
+        }
+    }
+
+    /// Whether anything is scored: a decision model is selected, and the inventory has at least
+    /// the minimum number of candidates.
+    fn can_score(&self) -> bool {
+        self.settings.decision.has_model()
+            && self.total_candidates >= self.settings.decision.minimum_candidates as usize
+    }
+
+    fn next_round_id(&mut self) -> String {
+        self.rounds_made += 1;
+        let on_branch = self.branch.as_ref().map_or(0, |b| b.rounds().len());
+        format!("{}-{}-{}", self.nonce, on_branch + 1, self.rounds_made)
+    }
+
+    /// Appends a round: its entries become effects, and the live branch state applies it as the
+    /// fold will when the branch is read again.
+    fn commit(&mut self, round: Round, effects: &mut Vec<Effect>) {
+        let Some(branch) = self.branch.as_mut() else {
+            return;
+        };
+        match encode_round(&round) {
+            Ok(parts) => {
+                effects.extend(parts.into_iter().map(Effect::AppendEntry));
+                branch.apply_round(&round, None, None);
+                self.rebuild_index();
+            }
+            Err(_) => effects.push(Effect::Warn(round_problem(RoundProblem::Failed))),
+        }
+    }
+
+    /// A boundary: decides (per the cadence), records, and re-applies the restriction to Pi's
+    /// active set. Returns the effects to carry out, in order.
+    pub fn boundary(&mut self, event: BoundaryEvent) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        self.lazy.clear_failures();
+        if let InventoryRead::Tools(tools) = event.inventory {
+            self.set_inventory(tools);
+        }
+        if let BoundaryKind::Prompt { text: Some(text) } = &event.kind {
+            self.task_text = Some(bounded_text(text));
+        }
+        if !self.filtering_on() {
+            self.filtering_seen_off = true;
+            self.restore_all(&event.active, &mut effects);
+            return effects;
+        }
+        // An unreadable branch: no boundary writes, grants or reconciles anything.
+        if self.branch.is_none() || self.inventory.is_none() {
+            return effects;
+        }
+        if self.settings_readable {
+            self.baseline(&mut effects);
+            self.record_allowlist_grants(&mut effects);
+            self.decide_round(&event.kind, &mut effects);
+        }
+        self.filtering_seen_off = false;
+        self.reconcile(&event.active, &mut effects);
+        if matches!(event.kind, BoundaryKind::Prompt { .. }) {
+            effects.push(Effect::Notice(self.notice()));
+        }
+        effects
+    }
+
+    /// Enabling mid-session keeps every tool already registered on the branch available: the
+    /// model may have seen them. A branch with no messages yet has shown the model nothing.
+    fn baseline(&mut self, effects: &mut Vec<Effect>) {
+        let (Some(branch), Some(tools)) = (&self.branch, &self.inventory) else {
+            return;
+        };
+        let fresh_enable = branch.rounds().is_empty() || self.filtering_seen_off;
+        if !fresh_enable || !self.branch_has_messages {
+            return;
+        }
+        let (classes, _) = self.classifier.classify_all(tools);
+        let names: Vec<String> = tools
+            .iter()
+            .zip(&classes)
+            .filter(|(t, c)| !c.kind.is_internal() && !branch.is_tool_available(&t.name))
+            .map(|(t, _)| t.name.clone())
+            .collect();
+        if names.is_empty() {
+            return;
+        }
+        let mode = self.settings.tools.mode;
+        let mut round = Round::new(
+            self.next_round_id(),
+            mode,
+            Boundary::Prompt,
+            Basis::Baseline,
+        );
+        round.tools = names;
+        self.commit(round, effects);
+    }
+
+    /// Allowlisted tools and groups are recorded by name and canonical key, so removing the entry
+    /// later never takes away availability the branch already had.
+    fn record_allowlist_grants(&mut self, effects: &mut Vec<Effect>) {
+        let (Some(branch), Some(tools)) = (&self.branch, &self.inventory) else {
+            return;
+        };
+        let (classes, scopes) = self.classifier.classify_all(tools);
+        let mut names = Vec::new();
+        let mut groups: BTreeSet<GroupKey> = BTreeSet::new();
+        for (tool, class) in tools.iter().zip(&classes) {
+            if class.kind.is_internal() {
+                continue;
+            }
+            let list = self.allowlists.for_scope(class.scope);
+            if list.has_tool(&tool.name) && !branch.is_tool_available(&tool.name) {
+                names.push(tool.name.clone());
+            }
+            if let Some(g) = &class.group {
+                let single = scopes.get(&g.key).and_then(|s| s.single());
+                if single.is_some_and(|s| self.allowlists.for_scope(s).has_group(&g.key))
+                    && !branch.is_group_available(&g.key)
+                {
+                    groups.insert(g.key.clone());
+                }
+            }
+        }
+        // Resource-only MCP servers known from the configs, pinned in their file scope.
+        for (name, scope) in &self.mcp_origins {
+            let key = GroupKey::for_mcp_server(name);
+            if self.allowlists.for_scope(*scope).has_group(&key) && !branch.is_group_available(&key)
+            {
+                groups.insert(key);
+            }
+        }
+        if names.is_empty() && groups.is_empty() {
+            return;
+        }
+        let mut round = Round::new(
+            self.next_round_id(),
+            self.settings.tools.mode,
+            Boundary::Allowlist,
+            Basis::Allowlist,
+        );
+        round.allowlisted_tools = names;
+        round.allowlisted_groups = groups.into_iter().collect();
+        self.commit(round, effects);
+    }
+
+    fn candidate_set(&self) -> Option<CandidateSet> {
+        let (branch, tools) = (self.branch.as_ref()?, self.inventory.as_ref()?);
+        let available = Available {
+            tools: branch.available_tools().map(str::to_owned).collect(),
+            groups: branch
+                .available_groups()
+                .filter_map(GroupKey::from_canonical)
+                .collect(),
+        };
+        Some(candidates(
+            tools,
+            &self.classifier,
+            self.settings.tools.mode,
+            &self.allowlists,
+            &available,
+        ))
+    }
+
+    fn decide_round(&mut self, kind: &BoundaryKind, effects: &mut Vec<Effect>) {
+        let Some(mut set) = self.candidate_set() else {
+            return;
+        };
+        let mode = self.settings.tools.mode;
+        let decision = self.settings.decision.clone();
+        let cadence = self.settings.tools.cadence;
+        let branch = self.branch.as_ref().expect("checked by the caller");
+        let first_pick_done = branch.first_prompt().is_some();
+        // What to score, against which text.
+        let (boundary, text) = match kind {
+            BoundaryKind::Prompt { text: Some(text) } => {
+                if cadence == pcd_model::Cadence::Initial && first_pick_done {
+                    // Late arrivals only, against the first prompt.
+                    set.candidates.retain(|c| !considered(branch, mode, &c.key));
+                    (Boundary::Prompt, self.first_prompt_text.clone())
+                } else if first_pick_done {
+                    (Boundary::Prompt, Some(bounded_text(text)))
+                } else {
+                    (Boundary::InitialPrompt, Some(bounded_text(text)))
+                }
+            }
+            BoundaryKind::ToolRound if cadence == pcd_model::Cadence::ToolRound => {
+                let cap = rounds::cap(mode, decision.max_new_tools, decision.max_new_groups);
+                let id = self.next_round_id();
+                let branch = self.branch.as_ref().expect("checked by the caller");
+                if let Some(round) =
+                    rounds::top_up_round(id, mode, branch, &set, decision.threshold, cap)
+                {
+                    self.commit(round, effects);
+                }
+                return;
+            }
+            // Custom-message runs, other tool rounds and reconciles score nothing; tools nobody
+            // considered are scored lazily when called.
+            _ => return,
+        };
+        if set.candidates.is_empty() {
+            return;
+        }
+        let id = self.next_round_id();
+        if !self.can_score() {
+            let mut round = rounds::unscored_round(id, mode, boundary, &set);
+            if boundary == Boundary::InitialPrompt {
+                rounds::mark_first_prompt(&mut round);
+            }
+            self.commit(round, effects);
+            return;
+        }
+        let Some(text) = text else {
+            // The first prompt cannot be found again: nothing is scored (fail closed); the tools
+            // stay unconsidered and withheld, and are blocked when called.
+            return;
+        };
+        let scores = match decision.provider {
+            DecisionProvider::Embedded => rounds::embedded_scores(&set.candidates, &text),
+            _ => {
+                // A model this build cannot run is a configuration error: fail closed, and
+                // failMode: open never applies to it.
+                effects.push(Effect::Warn(round_problem(RoundProblem::Configuration)));
+                return;
+            }
+        };
+        let cap = rounds::cap(mode, decision.max_new_tools, decision.max_new_groups);
+        let selection = rounds::select(&scores, decision.threshold, cap);
+        let mut round =
+            rounds::scored_round(id, mode, boundary, &set, &selection, decision.threshold);
+        if boundary == Boundary::InitialPrompt {
+            rounds::mark_first_prompt(&mut round);
+            self.first_prompt_text = Some(text);
+        }
+        self.commit(round, effects);
+    }
+
+    /// Re-applies the restriction: removes from Pi's active set every tool the gate would not
+    /// allow (only ever tools this extension decided against), and restores tools it removed that
+    /// are allowed now. Pi's order is kept; restored tools follow in inventory order.
+    fn reconcile(&mut self, active: &[String], effects: &mut Vec<Effect>) {
+        let ctx = self.gate_context();
+        let registry = self.registry.as_ref();
+        // Internal tools (the resource tools, routed per call, included) stay declared.
+        let allowed = |name: &str| {
+            registry.is_some_and(|r| r.is_internal(name))
+                || decide(&ctx, &Call::tool(name)) == Verdict::Allow
+        };
+        let mut next: Vec<String> = Vec::with_capacity(active.len());
+        let mut removed_now = Vec::new();
+        for name in active {
+            if allowed(name) {
+                next.push(name.clone());
+            } else {
+                removed_now.push(name.clone());
+            }
+        }
+        let active_set: HashSet<&str> = active.iter().map(String::as_str).collect();
+        let registered: HashSet<&str> = self
+            .inventory
+            .iter()
+            .flatten()
+            .map(|t| t.name.as_str())
+            .collect();
+        let mut restore = Vec::new();
+        let mut still_removed = Vec::new();
+        for name in &self.removed {
+            if !registered.contains(name.as_str()) {
+                continue;
+            }
+            if allowed(name) {
+                if !active_set.contains(name.as_str()) {
+                    restore.push(name.clone());
+                }
+            } else {
+                still_removed.push(name.clone());
+            }
+        }
+        let order: Vec<&str> = self
+            .inventory
+            .iter()
+            .flatten()
+            .map(|t| t.name.as_str())
+            .collect();
+        restore.sort_by_key(|n| order.iter().position(|o| o == n));
+        next.extend(restore);
+        for name in removed_now {
+            if !still_removed.contains(&name) {
+                still_removed.push(name);
+            }
+        }
+        self.removed = still_removed;
+        if next != active {
+            self.active_changes += 1;
+            effects.push(Effect::SetActiveTools(next));
+        }
+    }
+
+    /// Filtering is off: every tool this extension removed comes back, nothing else changes.
+    fn restore_all(&mut self, active: &[String], effects: &mut Vec<Effect>) {
+        if self.removed.is_empty() {
+            return;
+        }
+        let registered: HashSet<&str> = self
+            .inventory
+            .iter()
+            .flatten()
+            .map(|t| t.name.as_str())
+            .collect();
+        let mut next = active.to_vec();
+        for name in std::mem::take(&mut self.removed) {
+            if registered.contains(name.as_str()) && !next.contains(&name) {
+                next.push(name);
+            }
+        }
+        if next != active {
+            self.active_changes += 1;
+            effects.push(Effect::SetActiveTools(next));
+        }
+    }
+
+    /// The hidden names-only notice: which indirect MCP servers, extensions and tools are
+    /// available for this task.
+    fn notice(&self) -> String {
+        let mut notice = AvailabilityNotice::default();
+        let Some(tools) = &self.inventory else {
+            return availability_notice(&notice);
+        };
+        let ctx = self.gate_context();
+        let (classes, _) = self.classifier.classify_all(tools);
+        let mut groups_seen = HashSet::new();
+        for (tool, class) in tools.iter().zip(&classes) {
+            let indirect = tool.exposure.is_indirect();
+            if !indirect || class.kind.is_internal() || class.kind == ToolKind::Unfiltered {
+                continue;
+            }
+            if decide(&ctx, &Call::tool(&tool.name)) != Verdict::Allow {
+                continue;
+            }
+            let branch = self.branch.as_ref();
+            match &class.group {
+                Some(g)
+                    if branch.is_some_and(|b| b.is_group_available(&g.key))
+                        || self.allowlists.for_scope(class.scope).has_group(&g.key) =>
+                {
+                    if groups_seen.insert(g.key.clone()) {
+                        notice.groups.push(NoticeGroup {
+                            key: g.key.clone(),
+                            label: g.label.clone(),
+                        });
+                    }
+                }
+                _ => notice.tools.push(tool.name.clone()),
+            }
+        }
+        availability_notice(&notice)
+    }
+
+    /// The verdict on one `tool_call` (top-level or nested in a codemode script). A tool nobody
+    /// has scored yet is scored once, here, before the verdict.
+    pub fn tool_call(&mut self, call: &ToolCallEvent) -> CallOutcome {
+        self.tool_call_with(call, None)
+    }
+
+    /// [`Session::tool_call`] after refreshing the registry snapshot with `inventory` (when the
+    /// first answer asked for it). Never asks for a refresh again.
+    pub fn tool_call_with(
+        &mut self,
+        call: &ToolCallEvent,
+        inventory: Option<InventoryRead>,
+    ) -> CallOutcome {
+        let refreshed = inventory.is_some();
+        if let Some(InventoryRead::Tools(tools)) = inventory {
+            self.set_inventory(tools);
+        }
+        let mut effects = Vec::new();
+        let verdict = match self.verdict(call) {
+            Verdict::Pending(candidate) => {
+                let key = match candidate {
+                    pcd_gate::Candidate::Tool(name) => CandidateKey::Tool(name),
+                    pcd_gate::Candidate::Group(key) => CandidateKey::Group(key),
+                };
+                self.lazy_score(&key, &mut effects);
+                match self.verdict(call) {
+                    Verdict::Pending(_) => Verdict::Block(pcd_model::BlockCode {
+                        kind: pcd_model::BlockKind::ScoringFailed,
+                        tool: call.tool.clone(),
+                        server: None,
+                        remedy: None,
+                    }),
+                    v => v,
+                }
+            }
+            v => v,
+        };
+        let unknown = matches!(&verdict, Verdict::Block(code)
+            if code.kind == pcd_model::BlockKind::UnknownTool);
+        CallOutcome {
+            block: match verdict {
+                Verdict::Block(code) => Some(blocked_reason(&code)),
+                _ => None,
+            },
+            effects,
+            refresh_and_retry: unknown && !refreshed,
+        }
+    }
+
+    fn verdict(&self, call: &ToolCallEvent) -> Verdict {
+        if !self.filtering_on() {
+            return Verdict::Allow;
+        }
+        let server = match &call.server {
+            None => ServerArg::Absent,
+            Some(Ok(s)) => ServerArg::Str(s),
+            Some(Err(())) => ServerArg::NotString,
+        };
+        decide(&self.gate_context(), &Call::resource(&call.tool, server))
+    }
+
+    /// Scores one candidate nobody has scored yet, against the task's text (the first prompt in
+    /// `initial` cadence), and records the result as a first-call round.
+    fn lazy_score(&mut self, key: &CandidateKey, effects: &mut Vec<Effect>) {
+        let text = match self.settings.tools.cadence {
+            pcd_model::Cadence::Initial => self.first_prompt_text.clone(),
+            _ => self.task_text.clone(),
+        };
+        let Some(mut set) = self.candidate_set() else {
+            return;
+        };
+        set.candidates.retain(|c| &c.key == key);
+        if set.candidates.is_empty() {
+            return;
+        }
+        let decision = self.settings.decision.clone();
+        let mode = self.settings.tools.mode;
+        let (Some(text), DecisionProvider::Embedded) = (text, decision.provider) else {
+            if !matches!(decision.provider, DecisionProvider::Embedded) {
+                effects.push(Effect::Warn(round_problem(RoundProblem::Configuration)));
+            }
+            return;
+        };
+        // Scored among the current candidates, so the score means what a boundary's would.
+        let all = self.candidate_set().expect("read above");
+        let position = all.candidates.iter().position(|c| &c.key == key);
+        let scores = rounds::embedded_scores(&all.candidates, &text);
+        let score = position.map_or(0.0, |p| scores[p]);
+        let cap = rounds::cap(mode, decision.max_new_tools, decision.max_new_groups);
+        let selection = rounds::select(&[score], decision.threshold, cap);
+        let id = self.next_round_id();
+        let round = rounds::scored_round(
+            id,
+            mode,
+            Boundary::FirstCall,
+            &set,
+            &selection,
+            decision.threshold,
+        );
+        self.commit(round, effects);
+    }
+
+    /// The tools as `/decisions tools list` shows them (for the views in [`crate::views`]).
+    pub fn inventory(&self) -> Option<&[ToolInfo]> {
+        self.inventory.as_deref()
+    }
+
+    /// Whether the gate would let `tool` through now (no server argument), for the views.
+    pub fn is_allowed(&self, tool: &str) -> bool {
+        matches!(
+            self.verdict(&ToolCallEvent {
+                tool: tool.to_owned(),
+                server: None
+            }),
+            Verdict::Allow
+        )
+    }
+
+    /// The allowlists in force.
+    pub fn allowlists(&self) -> &Allowlists {
+        &self.allowlists
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The classifier (with the captured MCP origins).
+    pub fn classifier(&self) -> &Classifier {
+        &self.classifier
+    }
+}
+
+fn considered(branch: &BranchState, mode: Mode, key: &CandidateKey) -> bool {
+    match (mode, key) {
+        (_, CandidateKey::Tool(name)) => branch.was_tool_considered(name),
+        (_, CandidateKey::Group(key)) => branch.was_group_considered(key),
+    }
+}

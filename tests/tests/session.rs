@@ -1,0 +1,713 @@
+//! The facade `Session` driven through scripted sessions, the way the Pi binding drives it:
+//! events in, effects out, the effects' entries written to a branch and folded again.
+
+use context_decisions::session::{
+    BoundaryEvent, BoundaryKind, BranchRead, Effect, InventoryRead, Session, SettingsRead,
+    StartEvent, StartReason, ToolCallEvent,
+};
+use pcd_gate::ProjectRead;
+use pcd_ledger::CUSTOM_TYPE;
+use pcd_model::{
+    parse_tool_entry, Cadence, DecisionProvider, Mode, Scope, ScopedAllowlist, Settings, ToolInfo,
+};
+use serde_json::{json, Value};
+use std::path::Path;
+
+fn example() -> Vec<ToolInfo> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/inventory.json");
+    context_decisions::inventory::read_inventory_file(&path)
+        .unwrap()
+        .tools
+}
+
+fn settings(enabled: bool, provider: DecisionProvider, mode: Mode, cadence: Cadence) -> Settings {
+    let mut s = Settings::default();
+    s.tools.enabled = enabled;
+    s.tools.mode = mode;
+    s.tools.cadence = cadence;
+    s.decision.provider = provider;
+    s
+}
+
+/// A branch as Pi keeps it: entries with ids and parent ids, root first.
+#[derive(Default, Clone)]
+struct Branch {
+    entries: Vec<Value>,
+}
+
+impl Branch {
+    fn push(&mut self, mut entry: Value) {
+        let id = format!("{:08x}", self.entries.len() + 1);
+        let parent = self
+            .entries
+            .last()
+            .map(|e| e["id"].clone())
+            .unwrap_or(Value::Null);
+        entry["id"] = json!(id);
+        entry["parentId"] = parent;
+        self.entries.push(entry);
+    }
+
+    fn user(&mut self, text: &str) {
+        self.push(json!({"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": text}]}}));
+    }
+
+    fn assistant(&mut self, text: &str) {
+        self.push(json!({"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}}));
+    }
+
+    /// Carries out the effects the way the binding does: entries are appended to the branch.
+    fn apply(&mut self, effects: &[Effect]) {
+        for e in effects {
+            if let Effect::AppendEntry(data) = e {
+                self.push(json!({"type": "custom", "customType": CUSTOM_TYPE, "data": data}));
+            }
+        }
+    }
+
+    fn ledger_entries(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| e["customType"] == CUSTOM_TYPE)
+            .count()
+    }
+}
+
+struct Pi {
+    session: Session,
+    branch: Branch,
+    tools: Vec<ToolInfo>,
+    active: Vec<String>,
+}
+
+impl Pi {
+    fn start(settings: Settings, allow: ScopedAllowlist) -> Pi {
+        Pi::start_with(settings, allow, Branch::default(), example())
+    }
+
+    fn start_with(
+        settings: Settings,
+        allow: ScopedAllowlist,
+        branch: Branch,
+        tools: Vec<ToolInfo>,
+    ) -> Pi {
+        let (session, effects) = Session::start(StartEvent {
+            reason: StartReason::Startup,
+            nonce: "t1".into(),
+            settings: SettingsRead::Read(settings),
+            project: ProjectRead::Read(allow),
+            mcp_origins: vec![],
+            branch: BranchRead::Entries(branch.entries.clone()),
+        });
+        assert!(effects.is_empty());
+        // Pi activates direct and model-only tools on registration (codemode and tool_search are
+        // activated by their extensions); deferred MCP tools stay inactive.
+        let active = tools
+            .iter()
+            .filter(|t| t.exposure.is_declared())
+            .map(|t| t.name.clone())
+            .collect();
+        Pi {
+            session,
+            branch,
+            tools,
+            active,
+        }
+    }
+
+    fn boundary(&mut self, kind: BoundaryKind) -> Vec<Effect> {
+        let inventory = if self.session.needs_inventory() {
+            InventoryRead::Tools(self.tools.clone())
+        } else {
+            InventoryRead::Unreadable
+        };
+        let effects = self.session.boundary(BoundaryEvent {
+            kind,
+            inventory,
+            active: self.active.clone(),
+        });
+        self.branch.apply(&effects);
+        for e in &effects {
+            if let Effect::SetActiveTools(names) = e {
+                self.active = names.clone();
+            }
+        }
+        effects
+    }
+
+    fn prompt(&mut self, text: &str) -> Vec<Effect> {
+        let effects = self.boundary(BoundaryKind::Prompt {
+            text: Some(text.into()),
+        });
+        self.branch.user(text);
+        effects
+    }
+
+    /// A call as the binding makes it: when the session does not know the tool yet, it reads
+    /// the registry and asks again.
+    fn call(&mut self, tool: &str) -> Option<String> {
+        let event = ToolCallEvent {
+            tool: tool.into(),
+            server: None,
+        };
+        let mut outcome = self.session.tool_call(&event);
+        if outcome.refresh_and_retry {
+            outcome = self
+                .session
+                .tool_call_with(&event, Some(InventoryRead::Tools(self.tools.clone())));
+            assert!(!outcome.refresh_and_retry);
+        }
+        self.branch.apply(&outcome.effects);
+        outcome.block
+    }
+
+    fn call_resource(&mut self, tool: &str, server: Option<Result<String, ()>>) -> Option<String> {
+        self.session
+            .tool_call(&ToolCallEvent {
+                tool: tool.into(),
+                server,
+            })
+            .block
+    }
+
+    /// `/reload`: a new session over the same branch.
+    fn reload(&mut self, settings: Settings) {
+        let (session, _) = Session::start(StartEvent {
+            reason: StartReason::Reload,
+            nonce: "t2".into(),
+            settings: SettingsRead::Read(settings),
+            project: ProjectRead::Absent,
+            mcp_origins: vec![],
+            branch: BranchRead::Entries(self.branch.entries.clone()),
+        });
+        self.session = session;
+    }
+}
+
+fn external(tools: &[ToolInfo]) -> Vec<String> {
+    let classifier = pcd_model::Classifier::default();
+    tools
+        .iter()
+        .filter(|t| !classifier.classify(t).kind.is_internal())
+        .map(|t| t.name.clone())
+        .collect()
+}
+
+#[test]
+fn off_means_off() {
+    let mut pi = Pi::start(Settings::default(), ScopedAllowlist::default());
+    assert!(!pi.session.needs_inventory(), "off: no getAllTools");
+    let effects = pi.prompt("deploy the preview and page on-call");
+    assert!(effects.is_empty(), "{effects:?}");
+    for tool in external(&pi.tools) {
+        assert_eq!(pi.call(&tool), None);
+    }
+    assert_eq!(pi.call("not_even_registered"), None);
+    assert_eq!(pi.call_resource("list_mcp_resources", None), None);
+    assert_eq!(pi.branch.ledger_entries(), 0);
+    assert_eq!(pi.session.active_set_changes(), 0);
+}
+
+#[test]
+fn no_model_everything_stays_available_and_is_recorded() {
+    let mut pi = Pi::start(
+        settings(true, DecisionProvider::None, Mode::Tools, Cadence::Prompt),
+        ScopedAllowlist::default(),
+    );
+    let effects = pi.prompt("summarise the docs");
+    assert!(
+        !effects
+            .iter()
+            .any(|e| matches!(e, Effect::SetActiveTools(_))),
+        "{effects:?}"
+    );
+    assert!(pi.branch.ledger_entries() >= 1);
+    for tool in external(&pi.tools) {
+        assert_eq!(pi.call(&tool), None, "{tool}");
+    }
+    // Late arrivals stay available too.
+    pi.tools
+        .push(ToolInfo::new("late_tool", "arrived late", None));
+    assert_eq!(pi.call("late_tool"), None);
+}
+
+#[test]
+fn first_prompt_picks_withholds_and_blocks_with_the_reason() {
+    let mut pi = Pi::start(
+        settings(
+            true,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        ),
+        ScopedAllowlist::default(),
+    );
+    let effects =
+        pi.prompt("Search the incidents of the checkout service and page the on-call engineer");
+    let set_active = effects.iter().find_map(|e| match e {
+        Effect::SetActiveTools(names) => Some(names.clone()),
+        _ => None,
+    });
+    let active = set_active.expect("withheld direct tools are removed from the active set");
+    // Built-in tools are never removed.
+    for internal in [
+        "read",
+        "bash",
+        "codemode",
+        "tool_search",
+        "read_mcp_resource",
+    ] {
+        assert!(active.contains(&internal.to_owned()), "{internal}");
+    }
+    // The relevant tools are available, irrelevant direct tools are withheld and blocked.
+    assert_eq!(pi.call("mcp__dev_radius__search_incidents"), None);
+    assert_eq!(pi.call("mcp__dev_radius__page_oncall"), None);
+    assert!(!active.contains(&"bar_chart".to_owned()));
+    let reason = pi.call("bar_chart").expect("blocked");
+    assert!(
+        reason.contains("`bar_chart` is not available for this task"),
+        "{reason}"
+    );
+    assert!(reason.contains("global *Always allowed tools*"), "{reason}");
+    // The notice is names-only and mentions the indirect tools that are available.
+    let notice = effects.iter().find_map(|e| match e {
+        Effect::Notice(n) => Some(n.clone()),
+        _ => None,
+    });
+    let notice = notice.expect("a notice at every prompt");
+    assert!(
+        notice.contains("mcp__dev_radius__search_incidents"),
+        "{notice}"
+    );
+    assert!(!notice.contains("/home/dev"), "no paths");
+    // At most the cap (6) tools were added by the round.
+    let (state, findings) = pcd_ledger::fold(&pi.branch.entries);
+    assert!(findings.is_empty(), "{findings:?}");
+    assert!(state.available_tools().count() <= 6);
+}
+
+#[test]
+fn the_ledger_replays_to_the_same_availability_after_reload() {
+    let mut pi = Pi::start(
+        settings(
+            true,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        ),
+        ScopedAllowlist::default(),
+    );
+    pi.prompt("Query the development database schema and run a read-only SQL query");
+    pi.branch.assistant("done");
+    let before: Vec<(String, bool)> = external(&pi.tools)
+        .into_iter()
+        .map(|t| {
+            let ok = pi.session.is_allowed(&t);
+            (t, ok)
+        })
+        .collect();
+    let s = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    pi.reload(s);
+    pi.boundary(BoundaryKind::Reconcile);
+    let after: Vec<(String, bool)> = external(&pi.tools)
+        .into_iter()
+        .map(|t| {
+            let ok = pi.session.is_allowed(&t);
+            (t, ok)
+        })
+        .collect();
+    assert_eq!(before, after);
+    assert!(
+        after.iter().any(|(t, ok)| t == "db_query" && *ok),
+        "{after:?}"
+    );
+}
+
+#[test]
+fn allowlists_in_both_scopes() {
+    let project = ScopedAllowlist {
+        tools: vec![parse_tool_entry("db_migrate").unwrap()],
+        groups: vec![],
+    };
+    let mut s = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    s.tools.always_allowed_tools = vec![
+        parse_tool_entry("notes_add").unwrap(),
+        parse_tool_entry("todo_add").unwrap(),
+    ];
+    let mut pi = Pi::start(s, project);
+    pi.prompt("Translate this paragraph into German");
+    assert_eq!(pi.call("notes_add"), None, "global pin of a user tool");
+    assert_eq!(pi.call("db_migrate"), None, "project pin of a project tool");
+    // A global entry never pins a project-scope tool: `todo_add` is project-scope.
+    let reason = pi.call("todo_add").expect("blocked");
+    assert!(
+        reason.contains("project *Always allowed tools*"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_late_arrival_is_scored_lazily_on_first_call() {
+    let mut pi = Pi::start(
+        settings(
+            true,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        ),
+        ScopedAllowlist::default(),
+    );
+    pi.prompt("What is the weather forecast in Lisbon tomorrow?");
+    let entries = pi.branch.ledger_entries();
+    let mut late = ToolInfo::new(
+        "forecast_weather",
+        "Get the weather forecast for a city for the next days.",
+        None,
+    );
+    late.definition_chars = 80;
+    pi.tools.push(late);
+    // Unknown to the session's snapshot: the session asks for a refresh before deciding.
+    let first = pi.session.tool_call(&ToolCallEvent {
+        tool: "forecast_weather".into(),
+        server: None,
+    });
+    assert!(first.refresh_and_retry && first.block.is_some() && first.effects.is_empty());
+    let verdict = pi.call("forecast_weather");
+    assert!(
+        pi.branch.ledger_entries() > entries,
+        "the lazy score was recorded"
+    );
+    assert_eq!(verdict, None, "relevant to the task: made available");
+    // Asked again: no second score.
+    let n = pi.branch.ledger_entries();
+    assert_eq!(pi.call("forecast_weather"), None);
+    assert_eq!(pi.branch.ledger_entries(), n);
+}
+
+#[test]
+fn switching_off_restores_only_what_was_withheld() {
+    let mut pi = Pi::start(
+        settings(
+            true,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        ),
+        ScopedAllowlist::default(),
+    );
+    let original = pi.active.clone();
+    pi.prompt("Search the product documentation for the rate limits");
+    assert_ne!(pi.active, original);
+    pi.session
+        .settings_changed(SettingsRead::Read(Settings::default()), ProjectRead::Absent);
+    assert_eq!(
+        pi.call("bar_chart"),
+        None,
+        "off: every call allowed at once"
+    );
+    let effects = pi.boundary(BoundaryKind::ToolRound);
+    assert!(effects
+        .iter()
+        .any(|e| matches!(e, Effect::SetActiveTools(_))));
+    let mut restored = pi.active.clone();
+    let mut expected = original.clone();
+    restored.sort();
+    expected.sort();
+    assert_eq!(restored, expected);
+}
+
+#[test]
+fn re_activation_by_others_is_undone_at_the_next_boundary() {
+    let mut pi = Pi::start(
+        settings(
+            true,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        ),
+        ScopedAllowlist::default(),
+    );
+    pi.prompt("Search the product documentation for the rate limits");
+    assert!(!pi.active.contains(&"bar_chart".to_owned()));
+    // tool_search or another extension activates it again.
+    pi.active.push("bar_chart".into());
+    assert!(pi.call("bar_chart").is_some(), "blocked meanwhile");
+    let effects = pi.boundary(BoundaryKind::ToolRound);
+    assert!(effects
+        .iter()
+        .any(|e| matches!(e, Effect::SetActiveTools(_))));
+    assert!(!pi.active.contains(&"bar_chart".to_owned()));
+}
+
+#[test]
+fn unreadable_settings_keep_enforcing_and_add_nothing() {
+    let mut pi = Pi::start(
+        settings(
+            true,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        ),
+        ScopedAllowlist::default(),
+    );
+    pi.prompt("Search the product documentation for the rate limits");
+    let n = pi.branch.ledger_entries();
+    pi.session
+        .settings_changed(SettingsRead::Unreadable, ProjectRead::Unreadable);
+    assert!(pi.session.filtering_on());
+    pi.prompt("Now render a bar chart of this CSV");
+    assert_eq!(pi.branch.ledger_entries(), n, "nothing added");
+    assert!(pi.call("bar_chart").is_some(), "still enforced");
+}
+
+#[test]
+fn unreadable_branch_writes_nothing_and_only_lets_internal_and_allowlisted_through() {
+    let mut s = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    s.tools.always_allowed_tools = vec![parse_tool_entry("notes_add").unwrap()];
+    let mut pi = Pi::start(s, ScopedAllowlist::default());
+    pi.session.branch_moved(BranchRead::Unreadable);
+    let effects = pi.prompt("Search the docs");
+    assert!(effects.is_empty(), "{effects:?}");
+    assert_eq!(pi.call("read"), None);
+    assert_eq!(pi.call("notes_add"), None);
+    let reason = pi.call("mcp__docs__search").expect("blocked");
+    assert!(reason.contains("session branch cannot be read"), "{reason}");
+}
+
+#[test]
+fn resource_tools_are_routed_and_listing_all_is_blocked() {
+    let mut pi = Pi::start(
+        settings(true, DecisionProvider::Embedded, Mode::Mcp, Cadence::Prompt),
+        ScopedAllowlist::default(),
+    );
+    pi.prompt("Search the product documentation for the rate limits");
+    assert!(pi.call_resource("list_mcp_resources", None).is_some());
+    assert!(pi
+        .call_resource("list_mcp_resources", Some(Ok("  ".into())))
+        .is_some());
+    assert!(pi
+        .call_resource("read_mcp_resource", Some(Err(())))
+        .is_some());
+    let docs_available = pi.call("mcp__docs__search").is_none();
+    assert_eq!(
+        pi.call_resource("read_mcp_resource", Some(Ok("docs".into())))
+            .is_none(),
+        docs_available
+    );
+}
+
+#[test]
+fn initial_cadence_picks_once_and_scores_late_arrivals_against_the_first_prompt() {
+    let s = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Initial,
+    );
+    let mut pi = Pi::start(s.clone(), ScopedAllowlist::default());
+    pi.prompt("What is the weather forecast in Lisbon tomorrow?");
+    pi.branch.assistant("sunny");
+    let n = pi.branch.ledger_entries();
+    // A second prompt about something else picks nothing new.
+    pi.prompt("Render a bar chart of this CSV");
+    assert_eq!(pi.branch.ledger_entries(), n);
+    assert!(pi.call("bar_chart").is_some());
+    // After /reload a late arrival is scored against the first prompt, found again on the branch.
+    pi.reload(s);
+    pi.tools.push(ToolInfo::new(
+        "forecast_weather",
+        "Get the weather forecast for a city.",
+        None,
+    ));
+    pi.tools.push(ToolInfo::new(
+        "convert_currency",
+        "Convert an amount between currencies.",
+        None,
+    ));
+    pi.prompt("and now something unrelated: convert 10 euros to dollars");
+    assert_eq!(
+        pi.call("forecast_weather"),
+        None,
+        "relevant to the first prompt"
+    );
+    assert!(
+        pi.call("convert_currency").is_some(),
+        "scored against the first prompt only"
+    );
+}
+
+#[test]
+fn minimum_candidates_leaves_a_small_inventory_unscored() {
+    let tools: Vec<ToolInfo> = example()
+        .into_iter()
+        .filter(|t| {
+            !t.name.starts_with("mcp__")
+                && !t.name.starts_with("db_")
+                && !t.name.starts_with("jira")
+                && !t.name.starts_with("deploy")
+                && !t.name.starts_with("web")
+        })
+        .collect();
+    let candidates = external(&tools).len();
+    assert!(candidates < 10, "{candidates}");
+    let mut pi = Pi::start_with(
+        settings(
+            true,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        ),
+        ScopedAllowlist::default(),
+        Branch::default(),
+        tools,
+    );
+    pi.prompt("Render a bar chart of this CSV");
+    for tool in external(&pi.tools) {
+        assert_eq!(pi.call(&tool), None, "{tool}");
+    }
+}
+
+#[test]
+fn group_mode_switches_servers_and_extensions_as_a_whole() {
+    let mut s = settings(true, DecisionProvider::Embedded, Mode::Mcp, Cadence::Prompt);
+    s.tools.always_allowed_tools = vec![parse_tool_entry("web_fetch").unwrap()];
+    let mut pi = Pi::start(s, ScopedAllowlist::default());
+    pi.prompt("Search the incidents of the checkout service");
+    // A pinned tool promotes its whole (single-scope) group.
+    assert_eq!(pi.call("web_search"), None);
+    // Groups are decided as a whole: both tools of a group share one verdict.
+    assert_eq!(
+        pi.call("bar_chart").is_none(),
+        pi.call("bar_table").is_none()
+    );
+    assert_eq!(
+        pi.call("mcp__dev_radius__get_incident").is_none(),
+        pi.call("mcp__dev_radius__list_services").is_none()
+    );
+    // Unfiltered tools (no usable provenance name) are left alone in group mode.
+    assert_eq!(pi.call("weather_now"), None);
+    assert_eq!(pi.call("calculator"), None);
+}
+
+#[test]
+fn enabling_mid_session_keeps_what_the_model_may_have_seen() {
+    let mut branch = Branch::default();
+    branch.user("hello");
+    branch.assistant("hi");
+    let mut pi = Pi::start_with(
+        settings(
+            true,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        ),
+        ScopedAllowlist::default(),
+        branch,
+        example(),
+    );
+    pi.prompt("Search the docs");
+    for tool in external(&pi.tools) {
+        assert_eq!(
+            pi.call(&tool),
+            None,
+            "{tool} was registered before filtering began"
+        );
+    }
+    pi.tools.push(ToolInfo::new(
+        "brand_new",
+        "A tool registered after filtering began.",
+        None,
+    ));
+    pi.boundary(BoundaryKind::ToolRound);
+    assert!(
+        pi.call("brand_new").is_some(),
+        "irrelevant and registered later: scored and withheld"
+    );
+}
+
+#[test]
+fn nothing_secret_reaches_any_effect() {
+    let secret = "sk-live-PLANTED-7f3a";
+    let mut tools = example();
+    let raw = serde_json::to_string(&json!([{
+        "name": "secret_probe",
+        "description": "Search the incidents",
+        "parameters": {"type": "object", "properties": {"token": {"type": "string", "default": secret}}},
+        "annotations": {"title": secret},
+        "namespace": {"name": "mcp__probe", "instructions": secret, "description": "probe"},
+        "sourceInfo": {"path": format!("/home/{secret}/x.ts"), "source": "auto", "scope": "user", "baseDir": format!("/{secret}")}
+    }]))
+    .unwrap();
+    tools.extend(pcd_model::parse_inventory(&raw).unwrap().tools);
+    let mut pi = Pi::start_with(
+        settings(
+            true,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        ),
+        ScopedAllowlist::default(),
+        Branch::default(),
+        tools,
+    );
+    let mut all = pi.prompt("Search the incidents");
+    all.extend(
+        pi.session
+            .tool_call(&ToolCallEvent {
+                tool: "secret_probe".into(),
+                server: Some(Ok(secret.into())),
+            })
+            .effects,
+    );
+    let reason = pi.call("bar_chart").unwrap_or_default();
+    let text = format!("{all:?}{reason}{:?}", pi.branch.entries);
+    assert!(!text.contains(secret), "a planted secret leaked");
+}
+
+#[test]
+fn project_scope_origins_come_from_the_captured_config() {
+    // A built-in MCP server defined in the project file is pinned by the project list.
+    let (mut session, _) = Session::start(StartEvent {
+        reason: StartReason::Startup,
+        nonce: "x".into(),
+        settings: SettingsRead::Read(settings(
+            true,
+            DecisionProvider::Embedded,
+            Mode::Mcp,
+            Cadence::Prompt,
+        )),
+        project: ProjectRead::Read(ScopedAllowlist {
+            tools: vec![],
+            groups: vec![pcd_model::parse_group_entry("docs").unwrap()],
+        }),
+        mcp_origins: vec![
+            ("docs".into(), Scope::Project),
+            ("dev-radius".into(), Scope::Global),
+        ],
+        branch: BranchRead::Entries(vec![]),
+    });
+    session.boundary(BoundaryEvent {
+        kind: BoundaryKind::Prompt {
+            text: Some("Render a bar chart".into()),
+        },
+        inventory: InventoryRead::Tools(example()),
+        active: vec![],
+    });
+    assert!(session.is_allowed("mcp__docs__search"));
+    assert!(session.is_allowed("mcp__docs__get_page"));
+}
