@@ -27,5 +27,6 @@
 
 pub mod candidates;
 pub mod embedded;
+pub mod request;
 pub mod round;
 pub mod text;
