@@ -30,12 +30,14 @@ function fail(message) {
 const argv = process.argv.slice(2);
 let scenarioPath;
 let piDir = process.env.PI_PACKAGE_DIR;
+let viaOverride;
 for (let i = 0; i < argv.length; i++) {
 	if (argv[i] === "--pi") piDir = argv[++i];
+	else if (argv[i] === "--via") viaOverride = argv[++i];
 	else if (scenarioPath === undefined) scenarioPath = argv[i];
 	else fail(`unexpected argument: ${argv[i]}`);
 }
-if (!scenarioPath) fail("usage: run.mjs SCENARIO.json [--pi PI_PACKAGE_DIR] (or set PI_PACKAGE_DIR)");
+if (!scenarioPath) fail("usage: run.mjs SCENARIO.json [--pi PI_PACKAGE_DIR] [--via path|package|project-package]");
 if (!piDir) fail("no Pi package dir: pass --pi DIR or set PI_PACKAGE_DIR (tests/support/install-pi.sh VERSION prints it)");
 piDir = resolve(piDir);
 if (!existsSync(join(piDir, "package.json"))) fail(`not a package dir (no package.json): ${piDir}`);
@@ -94,7 +96,7 @@ const extensionPaths = [join(here, "tracer.ts")];
 const packages = { global: [], project: [] };
 for (const ext of scenario.extensions ?? []) {
 	const path = resolveFromScenario(typeof ext === "string" ? ext : ext.path);
-	const via = typeof ext === "string" ? "path" : (ext.via ?? "path");
+	const via = viaOverride ?? (typeof ext === "string" ? "path" : (ext.via ?? "path"));
 	if (!existsSync(path)) fail(`extension not found: ${path}`);
 	if (via === "path") extensionPaths.push(path);
 	else if (via === "package") packages.global.push(path);

@@ -1,0 +1,348 @@
+//! The headless Pi harness (`tests/pi-harness/run.mjs`) drives a real Pi, 1.3.0 and 1.6.0, with
+//! the `gatekeeper` fixture extension, and these tests assert on what that Pi did: the tools it
+//! handed the faux provider, the result of each tool call, the events an extension saw and the
+//! session file it wrote.
+//!
+//! Node 22 and Pi come from the npm registry through `tests/support/install-pi.sh` (cached under
+//! `.cache/pi/`); when installing fails the test fails, it never skips.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Runs the installer and returns the one path it prints, or panics with its stderr.
+fn install(what: &str) -> PathBuf {
+    let out = Command::new("bash")
+        .arg(repo().join("tests/support/install-pi.sh"))
+        .arg(what)
+        .output()
+        .expect("bash runs tests/support/install-pi.sh");
+    assert!(
+        out.status.success(),
+        "tests/support/install-pi.sh {what} failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+    assert!(
+        path.exists(),
+        "the installer printed a missing path: {}",
+        path.display()
+    );
+    path
+}
+
+/// Runs one scenario in a real Pi of `version` and returns the harness's JSON report.
+fn run(version: &str, scenario: &str, via: &str) -> Value {
+    let node = install("node");
+    let pi = install(version);
+    let harness = repo().join("tests/pi-harness");
+    let out = Command::new(node)
+        .arg(harness.join("run.mjs"))
+        .arg(harness.join("scenarios").join(scenario))
+        .arg("--pi")
+        .arg(&pi)
+        .arg("--via")
+        .arg(via)
+        .output()
+        .expect("node runs the harness");
+    assert!(
+        out.status.success(),
+        "the harness failed on Pi {version} ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("the harness printed no JSON report ({e})"));
+    assert_eq!(
+        report["pi"]["version"], version,
+        "the harness ran another Pi"
+    );
+    report
+}
+
+fn names(value: &Value) -> Vec<&str> {
+    value
+        .as_array()
+        .expect("an array of names")
+        .iter()
+        .map(|v| v.as_str().expect("a name"))
+        .collect()
+}
+
+fn calls<'a>(report: &'a Value, name: &str) -> Vec<&'a Value> {
+    report["toolCalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"] == name)
+        .collect()
+}
+
+fn events<'a>(report: &'a Value, kind: &str) -> Vec<&'a Value> {
+    report["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == kind)
+        .collect()
+}
+
+/// The session file as Pi wrote it, read here rather than trusting the harness's summary.
+fn session_lines(report: &Value) -> Vec<Value> {
+    let file = report["sessionFile"]
+        .as_str()
+        .expect("Pi reported a session file");
+    let text = std::fs::read_to_string(file)
+        .unwrap_or_else(|e| panic!("Pi's session file cannot be read ({e}): {file}"));
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("every session line is JSON"))
+        .collect()
+}
+
+fn check_gatekeeper(report: &Value) {
+    let version = report["pi"]["version"].as_str().unwrap();
+    assert_eq!(
+        report["errors"],
+        serde_json::json!([]),
+        "Pi {version} reported errors"
+    );
+    for step in report["steps"].as_array().unwrap() {
+        assert!(
+            step.get("error").is_none(),
+            "Pi {version}: step failed: {step}"
+        );
+        assert_eq!(
+            step["unusedResponses"], 0,
+            "Pi {version}: the model was not asked as often as scripted"
+        );
+    }
+
+    // Every request the faux provider got: four rounds of the first prompt, one of the second.
+    let requests = report["requests"].as_array().unwrap();
+    assert_eq!(requests.len(), 5, "Pi {version}: requests {requests:?}");
+    for request in requests {
+        let tools = names(&request["tools"]);
+        assert!(
+            !tools.contains(&"write"),
+            "Pi {version}: the removed tool was declared: {tools:?}"
+        );
+        for expected in [
+            "read",
+            "bash",
+            "codemode",
+            "mcp__dev_radius__search",
+            "mcp__docs__fetch_page",
+            "read_mcp_resource",
+        ] {
+            assert!(
+                tools.contains(&expected),
+                "Pi {version}: {expected} missing from {tools:?}"
+            );
+        }
+        // `codemode` exposure (kb's default) is deferred: callable from scripts, never declared.
+        assert!(
+            !tools.contains(&"mcp__kb__lookup"),
+            "Pi {version}: {tools:?}"
+        );
+    }
+    // `write` is registered, so its absence is the gatekeeper's doing and not a missing tool.
+    let inventories = events(report, "before_agent_start");
+    assert_eq!(
+        inventories.len(),
+        2,
+        "Pi {version}: one before_agent_start per prompt"
+    );
+    let registered: Vec<&str> = inventories[1]["inventory"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        registered.contains(&"write"),
+        "Pi {version}: {registered:?}"
+    );
+
+    // The hidden before_agent_start message reached the model, once per prompt.
+    let first = names(&requests[0]["userTexts"]);
+    assert_eq!(
+        first,
+        [
+            "first prompt",
+            "GATEKEEPER NOTICE: write is unavailable for this prompt."
+        ],
+        "Pi {version}: what the model saw"
+    );
+
+    // The removed tool: `Tool write not found`, and no tool_call event ever fired for it.
+    let write = calls(report, "write");
+    assert_eq!(write.len(), 1, "Pi {version}");
+    assert_eq!(write[0]["result"], "Tool write not found");
+    assert_eq!(write[0]["isError"], true);
+    let tool_calls = events(report, "tool_call");
+    assert!(
+        tool_calls.iter().all(|e| e["toolName"] != "write"),
+        "Pi {version}: a tool_call fired for the removed tool"
+    );
+
+    // The blocked top-level call carries the reason.
+    let bash = calls(report, "bash");
+    assert_eq!(bash.len(), 1, "Pi {version}");
+    assert_eq!(
+        bash[0]["result"],
+        "Blocked by gatekeeper: bash is not allowed"
+    );
+    assert_eq!(bash[0]["isError"], true);
+
+    // An allowed MCP call went through to the server.
+    let direct = calls(report, "mcp__dev_radius__search");
+    assert_eq!(
+        direct.len(),
+        2,
+        "Pi {version}: one top-level and one nested call"
+    );
+    assert!(direct
+        .iter()
+        .all(|c| c["result"] == "dev-radius search result" && c["isError"] == false));
+
+    // The nested codemode call is gated: its tool_call names the codemode call as parent, the
+    // script got the reason as an error, and the kb server never saw a call.
+    let codemode = calls(report, "codemode");
+    assert_eq!(codemode.len(), 1, "Pi {version}");
+    let parent = codemode[0]["id"].as_str().unwrap();
+    let nested: Vec<_> = tool_calls
+        .iter()
+        .filter(|e| e["toolName"] == "mcp__kb__lookup")
+        .collect();
+    assert_eq!(nested.len(), 1, "Pi {version}");
+    assert_eq!(nested[0]["parentToolCallId"], parent);
+    assert!(nested[0]["toolCallId"]
+        .as_str()
+        .unwrap()
+        .starts_with(&format!("{parent}/")));
+    let reason =
+        format!("Blocked by gatekeeper: mcp__kb__lookup is not allowed (nested in {parent})");
+    let kb = calls(report, "mcp__kb__lookup");
+    assert_eq!(kb.len(), 1, "Pi {version}");
+    assert_eq!(kb[0]["result"], reason.as_str());
+    assert_eq!(kb[0]["isError"], true);
+    let script_output = codemode[0]["result"].as_str().unwrap();
+    assert!(
+        script_output.contains(&format!("BLOCKED={reason}")),
+        "Pi {version}: codemode output {script_output:?}"
+    );
+    let mcp_calls = report["mcpCalls"].as_array().unwrap();
+    assert!(
+        mcp_calls.iter().all(|c| c["server"] != "kb"),
+        "Pi {version}: {mcp_calls:?}"
+    );
+    assert!(mcp_calls
+        .iter()
+        .any(|c| c["server"] == "dev-radius" && c["arguments"]["q"] == "nested"));
+
+    // The resource tool routed to the docs server.
+    let read = calls(report, "read_mcp_resource");
+    assert_eq!(read.len(), 1, "Pi {version}");
+    assert_eq!(read[0]["result"], "docs readme text");
+
+    // MCP tools and resource tools with the provenance of contracts §2.
+    let inventory = inventories[1]["inventory"].as_array().unwrap();
+    let tool = |name: &str| {
+        inventory
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("Pi {version}: {name} not registered"))
+    };
+    let builtin = |path: &str| serde_json::json!({"path": path, "source": "builtin", "scope": "temporary", "origin": "top-level"});
+    for (name, exposure, namespace, alias) in [
+        (
+            "mcp__dev_radius__search",
+            "direct",
+            "mcp__dev_radius",
+            "dev-radius",
+        ),
+        ("mcp__kb__lookup", "deferred", "mcp__kb", "kb"),
+        ("mcp__docs__fetch_page", "direct", "mcp__docs", "docs"),
+    ] {
+        let t = tool(name);
+        assert_eq!(t["source"], builtin("builtin:mcp"), "Pi {version}: {name}");
+        assert_eq!(t["exposure"], exposure, "Pi {version}: {name}");
+        assert_eq!(t["namespace"]["name"], namespace, "Pi {version}: {name}");
+        assert_eq!(
+            t["namespace"]["aliases"],
+            serde_json::json!([alias]),
+            "Pi {version}: {name}"
+        );
+    }
+    for name in [
+        "list_mcp_resources",
+        "list_mcp_resource_templates",
+        "read_mcp_resource",
+    ] {
+        let t = tool(name);
+        assert_eq!(t["source"], builtin("builtin:mcp"), "Pi {version}: {name}");
+        assert_eq!(t["namespace"], Value::Null, "Pi {version}: {name}");
+        assert_eq!(
+            t["exposure"], "direct",
+            "Pi {version}: {name} (docs is direct and has resources)"
+        );
+    }
+    assert_eq!(tool("codemode")["source"], builtin("builtin:codemode"));
+    assert_eq!(
+        tool("tool_search")["source"],
+        builtin("builtin:tool-search")
+    );
+    assert_eq!(tool("read")["source"], builtin("builtin:read"));
+
+    // The session file Pi wrote: header, one custom entry per prompt, one hidden message per prompt.
+    let lines = session_lines(report);
+    assert_eq!(lines[0]["type"], "session");
+    assert_eq!(lines[0]["version"], 3);
+    let custom: Vec<_> = lines
+        .iter()
+        .filter(|l| l["type"] == "custom" && l["customType"] == "gatekeeper-state")
+        .collect();
+    assert_eq!(custom.len(), 2, "Pi {version}: custom entries");
+    for (n, entry) in custom.iter().enumerate() {
+        assert_eq!(entry["data"]["prompt"], n + 1);
+        assert_eq!(entry["data"]["removed"], "write");
+        assert!(entry["id"].as_str().is_some_and(|id| !id.is_empty()));
+        assert!(
+            lines.iter().any(|l| l["id"] == entry["parentId"]),
+            "Pi {version}: orphan entry"
+        );
+    }
+    let hidden: Vec<_> = lines
+        .iter()
+        .filter(|l| l["type"] == "custom_message" && l["customType"] == "gatekeeper-notice")
+        .collect();
+    assert_eq!(hidden.len(), 2, "Pi {version}: hidden messages");
+    assert!(hidden.iter().all(|l| l["display"] == false));
+}
+
+#[test]
+fn gatekeeper_in_pi_1_3_0() {
+    check_gatekeeper(&run("1.3.0", "gatekeeper.json", "path"));
+}
+
+#[test]
+fn gatekeeper_in_pi_1_6_0() {
+    check_gatekeeper(&run("1.6.0", "gatekeeper.json", "path"));
+}
+
+#[test]
+fn gatekeeper_from_a_settings_package_in_pi_1_3_0() {
+    check_gatekeeper(&run("1.3.0", "gatekeeper.json", "package"));
+}
+
+#[test]
+fn gatekeeper_from_a_settings_package_in_pi_1_6_0() {
+    check_gatekeeper(&run("1.6.0", "gatekeeper.json", "package"));
+}
