@@ -20,3 +20,4 @@ pub mod groups;
 pub mod inventory;
 pub mod mcp_origins;
 pub mod pick;
+pub mod session;
