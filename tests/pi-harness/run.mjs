@@ -142,6 +142,7 @@ const report = {
 	events: [],
 	steps: [],
 	errors: [],
+	extensionErrors: [],
 };
 globalThis.__piHarness = { events: report.events };
 let currentStep = -1;
@@ -222,14 +223,15 @@ function textOf(content) {
 }
 
 let requestActions = new Map();
-function scripted(response, indexInStep) {
+const SPARE_RESPONSES = 8;
+function scripted(response, indexInStep, unscripted = false) {
 	return (context) => {
 		const tools = ai.getCurrentTools(context.messages).map((tool) => tool.name);
 		const userTexts = context.messages
 			.filter((m) => m.role === "user")
 			.map((m) => textOf(m.content))
 			.map((t) => (t.length > 300 ? `${t.slice(0, 300)}…` : t));
-		report.requests.push({ step: currentStep, index: report.requests.length, tools, userTexts });
+		report.requests.push({ step: currentStep, index: report.requests.length, tools, userTexts, ...(unscripted ? { unscripted } : {}) });
 		const actions = requestActions.get(indexInStep) ?? [];
 		for (const action of actions) runtimeAction(action);
 		if (response.toolCalls) {
@@ -304,7 +306,17 @@ async function bind(session) {
 			});
 		}
 	});
-	await session.bindExtensions({});
+	// Non-empty bindings, as the CLI's modes pass: with `{}` Pi skips `session_start` on reload.
+	await session.bindExtensions({
+		onError: (error) => {
+			report.extensionErrors.push({
+				step: currentStep,
+				extensionPath: error?.extensionPath ?? null,
+				event: error?.event ?? null,
+				error: String(error?.error ?? error).slice(0, 300),
+			});
+		},
+	});
 }
 
 const runtime = await pi.createAgentSessionRuntime(createRuntime, {
@@ -366,10 +378,16 @@ for (let i = 0; i < steps.length; i++) {
 				list.push(action);
 				requestActions.set(action.atRequest ?? 0, list);
 			}
-			faux.setResponses((step.responses ?? [{ text: "done" }]).map((r, n) => scripted(r, n)));
+			const script = (step.responses ?? [{ text: "done" }]).map((r, n) => scripted(r, n));
+			// Requests beyond the script (a follow-up run, say) are still recorded, marked
+			// `unscripted`, and answered with plain text instead of the faux provider's error.
+			const spare = Array.from({ length: SPARE_RESPONSES }, (_, n) => scripted({ text: "unscripted" }, script.length + n, true));
+			faux.setResponses([...script, ...spare]);
 			await runtime.session.prompt(step.prompt);
 			await runtime.session.waitForIdle();
-			outcome.unusedResponses = faux.getPendingResponseCount();
+			const pending = faux.getPendingResponseCount();
+			outcome.unusedResponses = Math.max(0, pending - SPARE_RESPONSES);
+			outcome.unscriptedRequests = Math.max(0, SPARE_RESPONSES - pending);
 		} else if (step.tree !== undefined) {
 			const target = findEntry(step.tree);
 			const result = await runtime.session.navigateTree(target, { summarize: false });

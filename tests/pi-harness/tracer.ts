@@ -31,6 +31,7 @@ function summariseMessage(message: any): unknown {
 	if (message.customType !== undefined) out.customType = message.customType;
 	if (message.display !== undefined) out.display = message.display;
 	if (message.toolName !== undefined) out.toolName = message.toolName;
+	if (message.stopReason !== undefined) out.stopReason = message.stopReason;
 	const text = textOf(message.content);
 	if (text) out.text = cut(text, 200);
 	return out;
@@ -67,6 +68,7 @@ export default function tracer(pi: any) {
 			trusted: typeof ctx.isProjectTrusted === "function" ? ctx.isProjectTrusted() : null,
 			hasUI: ctx.hasUI,
 			branchTypes: ctx.sessionManager.getBranch().map((e: any) => e.type),
+			active: pi.getActiveTools(),
 		});
 	});
 	pi.on("session_tree", (event: any, ctx: any) => {
@@ -80,8 +82,28 @@ export default function tracer(pi: any) {
 	pi.on("session_shutdown", (event: any) => {
 		record({ type: "session_shutdown", reason: event.reason ?? null });
 	});
+	pi.on("session_before_tree", (event: any) => {
+		record({ type: "session_before_tree", targetId: event.preparation?.targetId ?? null });
+	});
+	pi.on("session_before_fork", (event: any) => {
+		record({ type: "session_before_fork", entryId: event.entryId ?? null, position: event.position ?? null });
+	});
+	pi.on("session_before_switch", (event: any) => {
+		record({ type: "session_before_switch", reason: event.reason ?? null });
+	});
+	pi.on("agent_start", () => {
+		record({ type: "agent_start" });
+	});
+	pi.on("agent_end", () => {
+		record({ type: "agent_end" });
+	});
 	pi.on("input", (event: any) => {
-		record({ type: "input", text: cut(event.text, 200), source: event.source ?? null });
+		record({
+			type: "input",
+			text: cut(event.text, 200),
+			source: event.source ?? null,
+			streamingBehavior: event.streamingBehavior ?? null,
+		});
 	});
 	pi.on("before_agent_start", (event: any, ctx: any) => {
 		record({
