@@ -460,8 +460,7 @@ fn mirror_lines<R: Read>(
             let code = LineProblemCode::NoId.as_str();
             insert_problem.execute(params![session, line.line as i64, code])?;
         }
-        let ledger = ty == EntryType::Custom && head.custom_type.as_deref() == Some(CUSTOM_TYPE);
-        let user = ty == EntryType::Message && head.role.as_deref() == Some("user");
+        let (ledger, user) = (head.is_ledger(), head.is_user_message());
         let (mut data, mut timestamp) = (None, None);
         if ledger {
             let value: Option<Value> = line.bytes.and_then(|b| serde_json::from_slice(b).ok());

@@ -18,7 +18,7 @@ const MAX_ID_BYTES: usize = 128;
 const MAX_DEPTH: usize = 4096;
 
 /// The `type` of a session entry, as far as the reader distinguishes them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum EntryType {
     /// The header (`session`).
     Session,
@@ -47,6 +47,7 @@ pub enum EntryType {
     /// Any other string.
     Other,
     /// No string `type`.
+    #[default]
     Missing,
 }
 
@@ -107,24 +108,72 @@ impl EntryType {
 /// The few fields of a line the reader keeps.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Head {
-    /// `type`, when a string.
-    pub ty: Option<String>,
+    /// `type` ([`EntryType::Missing`] when not a string).
+    pub entry_type: EntryType,
     /// `id`, when a string of at most 128 bytes.
     pub id: Option<String>,
     /// `parentId`, when a string of at most 128 bytes (`null` and anything else: none).
     pub parent_id: Option<String>,
-    /// `customType`, when a string (bounded).
-    pub custom_type: Option<String>,
-    /// `message.role`, when `message` is an object with a string `role` (bounded).
-    pub role: Option<String>,
+    /// Whether `customType` is `context-decisions-tools`.
+    pub ledger_custom_type: bool,
+    /// Whether `message` is an object whose `role` is `user`.
+    pub user_role: bool,
 }
 
 impl Head {
     /// The entry's type.
     pub fn entry_type(&self) -> EntryType {
-        self.ty
-            .as_deref()
-            .map_or(EntryType::Missing, EntryType::parse)
+        self.entry_type
+    }
+
+    /// Whether the line is a ledger entry (`custom` with the ledger's `customType`).
+    pub fn is_ledger(&self) -> bool {
+        self.entry_type == EntryType::Custom && self.ledger_custom_type
+    }
+
+    /// Whether the line is a user message.
+    pub fn is_user_message(&self) -> bool {
+        self.entry_type == EntryType::Message && self.user_role
+    }
+}
+
+/// A value read as a string and mapped without allocating; anything else is skipped as `None`.
+struct StrSeed<F>(F);
+
+impl<'de, T, F: FnOnce(&str) -> T> de::DeserializeSeed<'de> for StrSeed<F> {
+    type Value = Option<T>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<T>, D::Error> {
+        d.deserialize_any(StrSeedVisitor(self.0))
+    }
+}
+
+struct StrSeedVisitor<F>(F);
+
+macro_rules! none_of {
+    ($($name:ident: $t:ty),*) => {$(
+        fn $name<E: de::Error>(self, _: $t) -> Result<Self::Value, E> { Ok(None) }
+    )*};
+}
+
+impl<'de, T, F: FnOnce(&str) -> T> Visitor<'de> for StrSeedVisitor<F> {
+    type Value = Option<T>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<T>, E> {
+        Ok(Some((self.0)(v)))
+    }
+    none_of!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64);
+    fn visit_unit<E: de::Error>(self) -> Result<Option<T>, E> {
+        Ok(None)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<T>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<T>, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(None)
     }
 }
 
@@ -177,8 +226,8 @@ impl<'de> Visitor<'de> for MaybeStrVisitor {
     }
 }
 
-/// `message`: its `role` when it is an object.
-struct Message(Option<String>);
+/// `message`: whether it is an object whose `role` is `user`.
+struct Message(bool);
 
 impl<'de> serde::Deserialize<'de> for Message {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -189,37 +238,37 @@ impl<'de> serde::Deserialize<'de> for Message {
                 f.write_str("any JSON value")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Message, A::Error> {
-                let mut role = None;
+                let mut user = false;
                 while let Some(key) = map.next_key::<Cow<'de, str>>()? {
                     if key == "role" {
-                        role = map.next_value::<MaybeStr>()?.0;
+                        user = map.next_value_seed(StrSeed(|r: &str| r == "user"))? == Some(true);
                     } else {
                         map.next_value::<IgnoredAny>()?;
                     }
                 }
-                Ok(Message(role))
+                Ok(Message(user))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Message, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Message(None))
+                Ok(Message(false))
             }
             fn visit_bool<E: de::Error>(self, _: bool) -> Result<Message, E> {
-                Ok(Message(None))
+                Ok(Message(false))
             }
             fn visit_i64<E: de::Error>(self, _: i64) -> Result<Message, E> {
-                Ok(Message(None))
+                Ok(Message(false))
             }
             fn visit_u64<E: de::Error>(self, _: u64) -> Result<Message, E> {
-                Ok(Message(None))
+                Ok(Message(false))
             }
             fn visit_f64<E: de::Error>(self, _: f64) -> Result<Message, E> {
-                Ok(Message(None))
+                Ok(Message(false))
             }
             fn visit_str<E: de::Error>(self, _: &str) -> Result<Message, E> {
-                Ok(Message(None))
+                Ok(Message(false))
             }
             fn visit_unit<E: de::Error>(self) -> Result<Message, E> {
-                Ok(Message(None))
+                Ok(Message(false))
             }
         }
         d.deserialize_any(V)
@@ -241,11 +290,19 @@ impl<'de> serde::Deserialize<'de> for HeadDe {
                 let mut head = Head::default();
                 while let Some(key) = map.next_key::<Cow<'de, str>>()? {
                     match &*key {
-                        "type" => head.ty = map.next_value::<MaybeStr>()?.0,
+                        "type" => {
+                            head.entry_type = map
+                                .next_value_seed(StrSeed(EntryType::parse))?
+                                .unwrap_or(EntryType::Missing)
+                        }
                         "id" => head.id = map.next_value::<MaybeStr>()?.0,
                         "parentId" => head.parent_id = map.next_value::<MaybeStr>()?.0,
-                        "customType" => head.custom_type = map.next_value::<MaybeStr>()?.0,
-                        "message" => head.role = map.next_value::<Message>()?.0,
+                        "customType" => {
+                            head.ledger_custom_type = map
+                                .next_value_seed(StrSeed(|t: &str| t == crate::CUSTOM_TYPE))?
+                                == Some(true)
+                        }
+                        "message" => head.user_role = map.next_value::<Message>()?.0,
                         _ => {
                             map.next_value::<IgnoredAny>()?;
                         }
@@ -370,7 +427,7 @@ impl LineScanner {
             if self.in_string {
                 if self.capture == Capture::Nothing && !self.escape {
                     // The common case in a long line: skip to the next quote or backslash.
-                    match bytes[i..].iter().position(|&b| b == b'"' || b == b'\\') {
+                    match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
                         Some(p) => i += p,
                         None => return,
                     }
@@ -492,17 +549,18 @@ impl LineScanner {
                     _ => None,
                 };
             }
-            Capture::Value(field) => {
-                let value = text.map(str::to_owned);
-                match field {
-                    Field::Type => self.head.ty = value,
-                    Field::Id => self.head.id = value,
-                    Field::ParentId => self.head.parent_id = value,
-                    Field::CustomType => self.head.custom_type = value,
-                    Field::Role => self.head.role = value,
-                    Field::Message => {}
+            Capture::Value(field) => match field {
+                Field::Type => {
+                    self.head.entry_type = text.map_or(EntryType::Other, EntryType::parse)
                 }
-            }
+                Field::Id => self.head.id = text.map(str::to_owned),
+                Field::ParentId => self.head.parent_id = text.map(str::to_owned),
+                Field::CustomType => {
+                    self.head.ledger_custom_type = text == Some(crate::CUSTOM_TYPE)
+                }
+                Field::Role => self.head.user_role = text == Some("user"),
+                Field::Message => {}
+            },
         }
         self.capture = Capture::Nothing;
     }
@@ -541,8 +599,10 @@ mod tests {
         assert_eq!(head.id.as_deref(), Some("a2331584"));
         assert_eq!(head.parent_id.as_deref(), Some("b15ae340"));
         assert_eq!(head.entry_type(), EntryType::Custom);
+        assert!(head.is_ledger());
         let head = parse_head(message).unwrap();
-        assert_eq!(head.role.as_deref(), Some("user"));
+        assert!(head.is_user_message());
+        assert!(!head.is_ledger());
         assert_eq!(head.parent_id, None);
     }
 
@@ -550,7 +610,7 @@ mod tests {
     fn the_last_duplicate_wins_and_odd_values_are_skipped() {
         let head = parse_head(br#"{"id":"a","id":"b","type":5,"parentId":{"x":1}}"#).unwrap();
         assert_eq!(head.id.as_deref(), Some("b"));
-        assert_eq!(head.ty, None);
+        assert_eq!(head.entry_type, EntryType::Missing);
         assert_eq!(head.parent_id, None);
         assert_eq!(parse_head(b"[1,2]"), Some(Head::default()));
         assert_eq!(parse_head(br#"{"id":"a""#), None);

@@ -149,7 +149,7 @@ impl<R: Read> LineReader<R> {
                 if available.is_empty() {
                     break;
                 }
-                let (piece, used, end) = match available.iter().position(|&b| b == b'\n') {
+                let (piece, used, end) = match memchr::memchr(b'\n', available) {
                     Some(i) => (&available[..i], i + 1, true),
                     None => (available, available.len(), false),
                 };
@@ -334,10 +334,10 @@ impl<R: Read + Seek> SessionFile<R> {
             if line.bytes.is_none() {
                 flags |= FLAG_LONG;
             }
-            if ty == EntryType::Custom && head.custom_type.as_deref() == Some(CUSTOM_TYPE) {
+            if head.is_ledger() {
                 flags |= FLAG_LEDGER;
             }
-            if ty == EntryType::Message && head.role.as_deref() == Some("user") {
+            if head.is_user_message() {
                 flags |= FLAG_USER;
             }
             ids.push(key_of(head.id.as_deref()));
