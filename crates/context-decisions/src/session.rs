@@ -644,9 +644,23 @@ impl Session {
             }
         };
         let cap = rounds::cap(mode, decision.max_new_tools, decision.max_new_groups);
-        let selection = rounds::select(&scores, decision.threshold, cap);
-        let mut round =
-            rounds::scored_round(id, mode, boundary, &set, &selection, decision.threshold);
+        let generation = self.generation;
+        let round = rounds::scored_round(
+            id,
+            mode,
+            boundary,
+            &set,
+            scores,
+            generation,
+            self.generation,
+            decision.threshold,
+            cap,
+            decision.fail_mode,
+        );
+        let Ok(mut round) = round else {
+            effects.push(Effect::Warn(round_problem(RoundProblem::Superseded)));
+            return;
+        };
         if boundary == Boundary::InitialPrompt {
             rounds::mark_first_prompt(&mut round);
             self.first_prompt_text = Some(text);
@@ -864,16 +878,23 @@ impl Session {
         let scores = rounds::embedded_scores(&all.candidates, &text);
         let score = position.map_or(0.0, |p| scores[p]);
         let cap = rounds::cap(mode, decision.max_new_tools, decision.max_new_groups);
-        let selection = rounds::select(&[score], decision.threshold, cap);
         let id = self.next_round_id();
+        let generation = self.generation;
         let round = rounds::scored_round(
             id,
             mode,
             Boundary::FirstCall,
             &set,
-            &selection,
+            vec![score],
+            generation,
+            self.generation,
             decision.threshold,
+            cap,
+            decision.fail_mode,
         );
+        let Ok(round) = round else {
+            return;
+        };
         self.commit(round, effects);
     }
 

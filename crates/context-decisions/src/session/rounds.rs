@@ -1,21 +1,12 @@
-//! Turning candidates and scores into a ledger round: the threshold, the cap, ties in inventory
-//! order, and the cached-score top-up of `tool-round` cadence.
-//!
-//! This lives in the facade until the picker's round API lands; it uses the picker's candidates
-//! and embedded scorer and hands the ledger a `Round`. It holds no I/O.
+//! From the picker's rounds to ledger rounds: the facade's mapping, plus the two rounds the
+//! picker has no model call for (unscored, and the `tool-round` top-up from cached scores).
+//! No I/O.
 
 use pcd_ledger::{Basis, Boundary, BranchState, FirstPromptRef, Round, Score};
-use pcd_model::Mode;
+use pcd_model::{FailMode, Mode};
 use pcd_picker::candidates::{Candidate, CandidateKey, CandidateSet};
 use pcd_picker::embedded::{CandidateText, EmbeddedIndex};
-
-/// The outcome of ranking: which candidates to add (indices into the candidate list, best first)
-/// and every candidate's score.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Selection {
-    pub(crate) chosen: Vec<usize>,
-    pub(crate) scores: Vec<f64>,
-}
+use pcd_picker::round::{self as picker_round, CommittedRound, NotCommitted, Outcome};
 
 /// Scores every candidate against `prompt` with the embedded scorer.
 pub(crate) fn embedded_scores(candidates: &[Candidate], prompt: &str) -> Vec<f64> {
@@ -27,56 +18,64 @@ pub(crate) fn embedded_scores(candidates: &[Candidate], prompt: &str) -> Vec<f64
     index.scores(prompt)
 }
 
-/// Chooses what one round adds: candidates scoring at or above `threshold` (inclusive), best
-/// first, ties in inventory order whatever order the scores came in, at most `cap`. A score that
-/// is not a finite number in [0, 1] never selects its candidate.
-pub(crate) fn select(scores: &[f64], threshold: f64, cap: usize) -> Selection {
-    let mut ranked: Vec<usize> = (0..scores.len())
-        .filter(|&i| valid(scores[i]) && scores[i] >= threshold)
-        .collect();
-    // A stable sort keeps inventory order among equal scores.
-    ranked.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
-    ranked.truncate(cap);
-    Selection {
-        chosen: ranked,
-        scores: scores.to_vec(),
-    }
-}
-
-fn valid(score: f64) -> bool {
-    score.is_finite() && (0.0..=1.0).contains(&score)
-}
-
-/// Adds the candidate's key to the round's available names.
-fn add(round: &mut Round, key: &CandidateKey) {
-    match key {
-        CandidateKey::Tool(name) => round.tools.push(name.clone()),
-        CandidateKey::Group(key) => round.groups.push(key.clone()),
-    }
-}
-
-/// The round for a scored pick: the chosen candidates become available; every candidate is
-/// recorded as considered with its score.
+/// Runs the picker's round over `set` with `scores` (one per candidate) and maps what it commits
+/// to a ledger round. `Err` when the picker commits nothing (superseded, or failed closed).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn scored_round(
     id: String,
     mode: Mode,
     boundary: Boundary,
     set: &CandidateSet,
-    selection: &Selection,
+    scores: Vec<f64>,
+    generation: u64,
+    current_generation: u64,
     threshold: f64,
-) -> Round {
-    let mut round = Round::new(id, mode, boundary, Basis::Scored);
-    for &i in &selection.chosen {
-        add(&mut round, &set.candidates[i].key);
+    cap: usize,
+    fail_mode: FailMode,
+) -> Result<Round, NotCommitted> {
+    let picker_boundary = match boundary {
+        Boundary::ToolRound => picker_round::Boundary::ToolRound,
+        Boundary::FirstCall => picker_round::Boundary::LazyCall,
+        _ => picker_round::Boundary::Prompt,
+    };
+    let members = set.candidates.iter().map(|c| c.names.clone()).collect();
+    let round =
+        picker_round::Round::new(generation, picker_boundary, set.candidates.clone(), members);
+    // A score outside [0, 1] (or not a number) is dropped, never selected.
+    let scores = scores
+        .into_iter()
+        .map(|s| (s.is_finite() && (0.0..=1.0).contains(&s)).then_some(s))
+        .collect();
+    let committed = round.finish(current_generation, Ok(scores), threshold, cap, fail_mode)?;
+    Ok(to_ledger(id, mode, boundary, &committed))
+}
+
+fn to_ledger(id: String, mode: Mode, boundary: Boundary, committed: &CommittedRound) -> Round {
+    let basis = if committed.failed_open {
+        Basis::FailOpen
+    } else {
+        Basis::Scored
+    };
+    let mut round = Round::new(id, mode, boundary, basis);
+    match mode {
+        Mode::Tools => round.tools = committed.added_tools.clone(),
+        Mode::Mcp => round.groups = committed.added_groups.clone(),
     }
-    for (c, &s) in set.candidates.iter().zip(&selection.scores) {
+    for c in &committed.considered {
         round.considered.push(c.key.as_str().to_owned());
-        if let Some(score) = Score::from_f64(s) {
+        if let Some(score) = c.score.and_then(Score::from_f64) {
             round.scores.push((c.key.as_str().to_owned(), score));
         }
     }
-    round.threshold = Score::from_f64(threshold);
+    round.threshold = Score::from_f64(committed.threshold);
     round
+}
+
+fn add(round: &mut Round, key: &CandidateKey) {
+    match key {
+        CandidateKey::Tool(name) => round.tools.push(name.clone()),
+        CandidateKey::Group(key) => round.groups.push(key.clone()),
+    }
 }
 
 /// The round when nothing can be scored (no decision model, or fewer candidates than the
@@ -106,22 +105,20 @@ pub(crate) fn top_up_round(
     threshold: f64,
     cap: usize,
 ) -> Option<Round> {
-    let cached: Vec<f64> = set
+    let cached: Vec<Option<f64>> = set
         .candidates
         .iter()
-        .map(|c| {
-            branch
-                .cached_score(mode, c.key.as_str())
-                .map_or(f64::NAN, Score::as_f64)
-        })
+        .map(|c| branch.cached_score(mode, c.key.as_str()).map(Score::as_f64))
         .collect();
-    let selection = select(&cached, threshold, cap);
-    if selection.chosen.is_empty() {
-        return None;
-    }
+    let outcomes = picker_round::select(&cached, threshold, cap);
     let mut round = Round::new(id, mode, Boundary::ToolRound, Basis::Scored);
-    for &i in &selection.chosen {
-        add(&mut round, &set.candidates[i].key);
+    for (c, outcome) in set.candidates.iter().zip(&outcomes) {
+        if matches!(outcome, Outcome::Added { .. }) {
+            add(&mut round, &c.key);
+        }
+    }
+    if round.tools.is_empty() && round.groups.is_empty() {
+        return None;
     }
     round.threshold = Score::from_f64(threshold);
     Some(round)
@@ -137,21 +134,5 @@ pub(crate) fn cap(mode: Mode, max_new_tools: u32, max_new_groups: u32) -> usize 
     match mode {
         Mode::Tools => max_new_tools as usize,
         Mode::Mcp => max_new_groups as usize,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn threshold_is_inclusive_ties_keep_inventory_order_and_the_cap_cuts() {
-        let scores = [0.5, 0.625, 0.9, 0.625, 0.9, f64::NAN, 1.5, -0.1, 0.7];
-        let s = select(&scores, 0.625, 10);
-        assert_eq!(s.chosen, vec![2, 4, 8, 1, 3]);
-        let s = select(&scores, 0.625, 3);
-        assert_eq!(s.chosen, vec![2, 4, 8]);
-        let s = select(&scores, 0.625, 0);
-        assert!(s.chosen.is_empty());
     }
 }
