@@ -459,6 +459,6 @@ try {
 } catch (error) {
 	report.errors.push({ step: currentStep, error: `dispose: ${error?.message ?? error}` });
 }
-process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-// MCP connections and timers may keep the loop alive after dispose.
-process.exit(0);
+// MCP connections and timers may keep the loop alive after dispose, so exit explicitly, but only
+// once the report is flushed: writes to a pipe are asynchronous and an early exit truncates them.
+process.stdout.write(`${JSON.stringify(report, null, 2)}\n`, () => process.exit(0));

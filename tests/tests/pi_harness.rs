@@ -346,3 +346,199 @@ fn gatekeeper_from_a_settings_package_in_pi_1_3_0() {
 fn gatekeeper_from_a_settings_package_in_pi_1_6_0() {
     check_gatekeeper(&run("1.6.0", "gatekeeper.json", "package"));
 }
+
+/// The facts `docs/pi-events.md` states, checked again on every run.
+fn check_event_facts(report: &Value) {
+    let version = report["pi"]["version"].as_str().unwrap();
+    assert_eq!(report["errors"], serde_json::json!([]), "Pi {version}");
+    assert_eq!(
+        report["extensionErrors"],
+        serde_json::json!([]),
+        "Pi {version}"
+    );
+    let steps = report["steps"].as_array().unwrap();
+    for step in steps {
+        assert!(
+            step.get("error").is_none(),
+            "Pi {version}: step failed: {step}"
+        );
+    }
+    let all = report["events"].as_array().unwrap();
+    let probes = |what: &str| -> Vec<&Value> {
+        all.iter()
+            .filter(|e| e["type"] == "probe" && e["what"] == what)
+            .collect()
+    };
+
+    // While the factory runs, the action methods throw; one factory run per session and reload.
+    let factories = probes("factory");
+    assert_eq!(
+        factories.len(),
+        4,
+        "Pi {version}: startup, fork, resume, reload"
+    );
+    for f in &factories {
+        for call in [
+            "getAllTools",
+            "getActiveTools",
+            "setActiveTools",
+            "appendEntry",
+        ] {
+            assert_eq!(f[call]["ok"], false, "Pi {version}: {call} in the factory");
+            let error = f[call]["error"].as_str().unwrap();
+            assert!(
+                error.contains("cannot be called during extension loading"),
+                "Pi {version}: {call}: {error}"
+            );
+        }
+    }
+    // From session_start on they work; the replaced instance's API throws as stale; the working
+    // row setter exists without a UI and does not throw.
+    let starts = probes("session_start");
+    let reasons: Vec<&str> = starts
+        .iter()
+        .map(|e| e["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        reasons,
+        ["startup", "fork", "resume", "reload"],
+        "Pi {version}"
+    );
+    for s in &starts {
+        for call in [
+            "getAllTools",
+            "setActiveTools",
+            "appendEntry",
+            "setWorkingMessageCall",
+        ] {
+            assert_eq!(s[call]["ok"], true, "Pi {version}: {call} in session_start");
+        }
+        assert_eq!(s["hasUI"], false);
+        assert_eq!(s["setWorkingMessage"], "function");
+        if s["reason"] != "startup" {
+            for call in ["getAllTools", "setActiveTools", "appendEntry"] {
+                let old = &s["previousInstance"][call];
+                assert_eq!(old["ok"], false, "Pi {version}: stale {call}");
+                assert!(old["error"].as_str().unwrap().contains("stale"), "{old}");
+            }
+        }
+    }
+
+    // Session boundaries as the tracer saw them.
+    let shutdowns: Vec<&str> = events(report, "session_shutdown")
+        .iter()
+        .map(|e| e["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        shutdowns,
+        ["fork", "resume", "reload", "quit"],
+        "Pi {version}"
+    );
+    let traced = events(report, "session_start");
+    let files: Vec<&str> = steps
+        .iter()
+        .map(|s| s["sessionFile"].as_str().unwrap())
+        .collect();
+    let (original, forked) = (files[0], files[4]);
+    assert_ne!(original, forked, "Pi {version}: fork writes a new file");
+    assert_eq!(traced[1]["reason"], "fork");
+    assert_eq!(traced[1]["previousSessionFile"], original);
+    assert_eq!(traced[2]["reason"], "resume");
+    assert_eq!(traced[2]["previousSessionFile"], forked);
+    assert_eq!(
+        files[6], original,
+        "Pi {version}: resume reopens the first file"
+    );
+    // The fork replays the branch's active set: `write`, removed by the gatekeeper, stays out.
+    let active = names(&traced[1]["active"]);
+    assert!(
+        !active.contains(&"write") && active.contains(&"read"),
+        "Pi {version}: {active:?}"
+    );
+    let fork_header = &report["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["file"] == forked)
+        .expect("the fork's file was read")["header"];
+    assert_eq!(fork_header["parentSession"], original, "Pi {version}");
+
+    // `/tree` moves the leaf in place: session_before_tree and session_tree, no session_start.
+    let tree = events(report, "session_tree");
+    assert_eq!(tree.len(), 1, "Pi {version}");
+    assert_eq!(tree[0]["newLeafId"], steps[2]["leafId"]);
+    assert_ne!(tree[0]["oldLeafId"], tree[0]["newLeafId"]);
+    assert_eq!(events(report, "session_before_tree").len(), 1);
+
+    // Steering and follow-up queued while a run is active: `input` fires at once with
+    // `streamingBehavior`; the text joins the same run at a later turn (message_end, context);
+    // before_agent_start fires once per prompt only.
+    let before = events(report, "before_agent_start");
+    let prompts = steps.iter().filter(|s| s["action"] == "prompt").count();
+    assert_eq!(
+        before.len(),
+        prompts,
+        "Pi {version}: one before_agent_start per prompt"
+    );
+    assert!(before.iter().all(|e| e["messageType"] == "user"));
+    for (text, source, behavior) in [
+        ("PROBE STEER TEXT", "extension", "steer"),
+        ("PROBE FOLLOW-UP TEXT", "extension", "followUp"),
+        ("HOST STEER TEXT", "interactive", "steer"),
+        ("HOST FOLLOW-UP TEXT", "interactive", "followUp"),
+    ] {
+        let input = all
+            .iter()
+            .find(|e| e["type"] == "input" && e["text"] == text)
+            .unwrap_or_else(|| panic!("Pi {version}: no input event for {text}"));
+        assert_eq!(input["source"], source, "Pi {version}: {text}");
+        assert_eq!(input["streamingBehavior"], behavior, "Pi {version}: {text}");
+        let seq = input["seq"].as_u64().unwrap();
+        // The first message_end carrying the text, and everything between queueing and it.
+        let delivered = all
+            .iter()
+            .find(|e| {
+                e["type"] == "message_end"
+                    && e["message"]["text"] == text
+                    && e["seq"].as_u64().unwrap() > seq
+            })
+            .unwrap_or_else(|| panic!("Pi {version}: {text} never reached the transcript"));
+        let between: Vec<&str> = all
+            .iter()
+            .filter(|e| {
+                let s = e["seq"].as_u64().unwrap();
+                s > seq && s < delivered["seq"].as_u64().unwrap()
+            })
+            .map(|e| e["type"].as_str().unwrap())
+            .collect();
+        assert!(
+            !between.contains(&"before_agent_start") && !between.contains(&"agent_end"),
+            "Pi {version}: {text} did not join the running run: {between:?}"
+        );
+        assert!(between.contains(&"turn_start"), "Pi {version}: {between:?}");
+    }
+    // The first prompt's queued texts reached the model within that prompt's requests.
+    let first: Vec<&Value> = report["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["step"] == 0)
+        .collect();
+    assert!(!names(&first[0]["userTexts"]).contains(&"PROBE STEER TEXT"));
+    assert!(first
+        .iter()
+        .any(|r| names(&r["userTexts"]).contains(&"PROBE STEER TEXT")));
+    assert!(first
+        .iter()
+        .any(|r| names(&r["userTexts"]).contains(&"PROBE FOLLOW-UP TEXT")));
+}
+
+#[test]
+fn event_facts_hold_in_pi_1_3_0() {
+    check_event_facts(&run("1.3.0", "events.json", "path"));
+}
+
+#[test]
+fn event_facts_hold_in_pi_1_6_0() {
+    check_event_facts(&run("1.6.0", "events.json", "path"));
+}
