@@ -604,3 +604,21 @@ proptest! {
         }
     }
 }
+
+/// Every example in `docs/ledger-format.md` decodes and folds cleanly, parts included.
+#[test]
+fn the_format_document_examples_are_valid() {
+    let doc = include_str!("../../../docs/ledger-format.md");
+    let mut branch = Vec::new();
+    for (i, block) in doc.split("```json\n").skip(1).enumerate() {
+        let text = &block[..block.find("```").unwrap()];
+        let data: Value = serde_json::from_str(text.trim()).unwrap();
+        branch.push(entry(data, &format!("d{i}")));
+    }
+    assert!(branch.len() >= 10, "{}", branch.len());
+    let (state, findings) = fold(&branch);
+    assert!(findings.is_empty(), "{findings:?}");
+    assert_eq!(state.rounds().len(), 8);
+    assert!(state.is_tool_available("pi_bar_tool"));
+    assert!(state.is_group_available(&GroupKey::for_mcp_server("dev-radius")));
+}
