@@ -1,5 +1,6 @@
 //! Prints one example of every kind of ledger entry, with real digests: the examples in
 //! `docs/ledger-format.md` come from here (`cargo run -p pcd-ledger --example ledger_format`).
+#![allow(clippy::print_stdout)] // Printing the examples is this program's job.
 
 use pcd_ledger::{
     encode_round, encode_round_chunked, inventory_fingerprint, Basis, Boundary, FirstPromptRef,
