@@ -18,6 +18,7 @@
 pub mod eval;
 pub mod groups;
 pub mod inventory;
+pub mod load;
 pub mod mcp_origins;
 pub mod pick;
 pub mod session;

@@ -1,0 +1,165 @@
+//! The facade's file edge: reading what a session starts from (settings, the project allowlist,
+//! the `mcp.json` origins) with the config-reader, and turning every problem into a warning
+//! sentence from ui-text. The `Session` itself never touches a file.
+
+use crate::session::SettingsRead;
+use pcd_config_reader::store::{self, Loaded, StoreError};
+use pcd_config_reader::{read_mcp_origins, PiVersion};
+use pcd_gate::ProjectRead;
+use pcd_model::Scope;
+use pcd_ui_text::{
+    config_warning, settings_fallback, settings_warning, FileProblem, SettingsFallback,
+    SettingsFile,
+};
+use std::path::{Path, PathBuf};
+
+/// What the files say, and the warnings to show about them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedFiles {
+    /// The global settings.
+    pub settings: SettingsRead,
+    /// The project allowlist.
+    pub project: ProjectRead,
+    /// Warnings (sentences, names and codes only).
+    pub warnings: Vec<String>,
+}
+
+fn problem(error: &StoreError) -> FileProblem {
+    match error {
+        StoreError::NotJson { .. } => FileProblem::NotJson,
+        StoreError::TooLarge { .. } => FileProblem::TooLarge {
+            limit_kib: store::MAX_SETTINGS_FILE_BYTES / 1024,
+        },
+        StoreError::NotRegularFile { .. } => FileProblem::NotRegularFile,
+        _ => FileProblem::Io,
+    }
+}
+
+/// Reads the global settings and the project allowlist. `branch_filters` says whether the branch
+/// already has a ledger (it decides which fallback sentence applies when the settings cannot be
+/// read).
+pub fn load_settings(agent_dir: &Path, cwd: &Path, branch_filters: bool) -> LoadedFiles {
+    let mut warnings = Vec::new();
+    let settings = match store::read_global_settings(agent_dir) {
+        Loaded::Absent => SettingsRead::Read(Default::default()),
+        Loaded::Read { value, warnings: w } => {
+            warnings.extend(w.iter().map(|w| settings_warning(SettingsFile::Global, w)));
+            SettingsRead::Read(value)
+        }
+        Loaded::Unreadable(e) => {
+            let fallback = if branch_filters {
+                SettingsFallback::GlobalUnreadableBranchKept(problem(&e))
+            } else {
+                SettingsFallback::GlobalUnreadableDefaults(problem(&e))
+            };
+            warnings.push(settings_fallback(fallback));
+            SettingsRead::Unreadable
+        }
+    };
+    let project = match store::read_project_allowlist(cwd) {
+        Loaded::Absent => ProjectRead::Absent,
+        Loaded::Read { value, warnings: w } => {
+            warnings.extend(w.iter().map(|w| settings_warning(SettingsFile::Project, w)));
+            ProjectRead::Read(value)
+        }
+        Loaded::Unreadable(e) => {
+            warnings.push(settings_fallback(
+                SettingsFallback::ProjectUnreadableLastGood(problem(&e)),
+            ));
+            ProjectRead::Unreadable
+        }
+    };
+    LoadedFiles {
+        settings,
+        project,
+        warnings,
+    }
+}
+
+/// Reads the names-only MCP origins when the user approved it (`tools.readMcpConfig`); without
+/// approval nothing is read and built-in MCP servers count as global. Returns (raw server name,
+/// scope) pairs and warning sentences.
+pub fn load_mcp_origins(
+    approved: bool,
+    agent_dir: &Path,
+    cwd: &Path,
+    project_trusted: bool,
+    version: PiVersion,
+) -> (Vec<(String, Scope)>, Vec<String>) {
+    if !approved {
+        return (Vec::new(), Vec::new());
+    }
+    let origins = read_mcp_origins(agent_dir, cwd, project_trusted, version);
+    let servers = origins
+        .servers()
+        .iter()
+        .map(|s| (s.name().as_str().to_owned(), s.scope()))
+        .collect();
+    let warnings = origins.warnings().iter().map(config_warning).collect();
+    (servers, warnings)
+}
+
+/// Pi's agent directory as Pi resolves it: `PI_CODING_AGENT_DIR` (empty means unset; `~` and
+/// `~/x` expand to the home directory), else `~/.pi/agent`. `env` and `home` come in as
+/// arguments so the rule is testable.
+pub fn agent_dir(env: Option<&str>, home: &Path) -> PathBuf {
+    match env.filter(|v| !v.is_empty()) {
+        Some("~") => home.to_path_buf(),
+        Some(v) if v.starts_with("~/") => home.join(&v[2..]),
+        Some(v) => match v.strip_prefix("file://") {
+            Some(path) => PathBuf::from(path),
+            None => PathBuf::from(v),
+        },
+        None => home.join(".pi").join("agent"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_dir_follows_pis_rule() {
+        let home = Path::new("/home/u");
+        assert_eq!(agent_dir(None, home), PathBuf::from("/home/u/.pi/agent"));
+        assert_eq!(
+            agent_dir(Some(""), home),
+            PathBuf::from("/home/u/.pi/agent")
+        );
+        assert_eq!(agent_dir(Some("~"), home), PathBuf::from("/home/u"));
+        assert_eq!(agent_dir(Some("~/pi"), home), PathBuf::from("/home/u/pi"));
+        assert_eq!(agent_dir(Some("/x/y"), home), PathBuf::from("/x/y"));
+        assert_eq!(agent_dir(Some("file:///x/y"), home), PathBuf::from("/x/y"));
+        assert_eq!(agent_dir(Some("rel/dir"), home), PathBuf::from("rel/dir"));
+    }
+
+    #[test]
+    fn unreadable_and_absent_files() {
+        let dir = std::env::temp_dir().join(format!("pcd-load-{}", std::process::id()));
+        let agent = dir.join("agent");
+        let cwd = dir.join("cwd");
+        std::fs::create_dir_all(agent.join("pi-context-decisions")).unwrap();
+        std::fs::create_dir_all(cwd.join(".pi")).unwrap();
+        let loaded = load_settings(&agent, &cwd, false);
+        assert_eq!(loaded.settings, SettingsRead::Read(Default::default()));
+        assert_eq!(loaded.project, ProjectRead::Absent);
+        assert!(loaded.warnings.is_empty());
+        std::fs::write(
+            agent.join("pi-context-decisions/settings.json"),
+            "{\"tools\": {\"enabled\": \"sk-live-SECRET\"}",
+        )
+        .unwrap();
+        std::fs::write(
+            cwd.join(".pi/pi-context-decisions.json"),
+            r#"{"alwaysAllowedTools": ["ok", "has space"]}"#,
+        )
+        .unwrap();
+        let loaded = load_settings(&agent, &cwd, true);
+        assert_eq!(loaded.settings, SettingsRead::Unreadable);
+        assert!(matches!(loaded.project, ProjectRead::Read(_)));
+        assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
+        assert!(!loaded.warnings.concat().contains("SECRET"));
+        assert!(!loaded.warnings.concat().contains(dir.to_str().unwrap()));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
