@@ -368,7 +368,7 @@ const steps = scenario.steps ?? [];
 for (let i = 0; i < steps.length; i++) {
 	currentStep = i;
 	const step = steps[i];
-	const outcome = { step: i, action: Object.keys(step).find((k) => ["prompt", "tree", "fork", "resume", "reload", "newSession"].includes(k)) };
+	const outcome = { step: i, action: Object.keys(step).find((k) => ["prompt", "tree", "fork", "resume", "reload", "newSession", "wait"].includes(k)) };
 	noteSessionFile();
 	try {
 		if (step.prompt !== undefined) {
@@ -406,6 +406,9 @@ for (let i = 0; i < steps.length; i++) {
 		} else if (step.newSession !== undefined) {
 			const result = await runtime.newSession();
 			outcome.cancelled = result.cancelled;
+		} else if (step.wait !== undefined) {
+			// Milliseconds of idle time, e.g. to let MCP servers finish connecting before a prompt.
+			await new Promise((done) => setTimeout(done, Number(step.wait)));
 		} else if (step.reload !== undefined) {
 			await runtime.session.reload();
 		} else {

@@ -542,3 +542,76 @@ fn event_facts_hold_in_pi_1_3_0() {
 fn event_facts_hold_in_pi_1_6_0() {
     check_event_facts(&run("1.6.0", "events.json", "path"));
 }
+
+/// A direct MCP tool removed with `setActiveTools` in `before_agent_start`: on the first prompt
+/// right after startup the built-in MCP extension registers and activates it after the file
+/// extension's handler ran, so Pi declares and runs it anyway; once the servers are connected
+/// (the second prompt, or a prompt after a fork and a short wait) the removal holds.
+fn check_mcp_first_prompt(report: &Value) {
+    let version = report["pi"]["version"].as_str().unwrap();
+    assert_eq!(report["errors"], serde_json::json!([]), "Pi {version}");
+    let tool = "mcp__dev_radius__search";
+    let declared: Vec<(u64, bool)> = report["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["step"].as_u64().unwrap(),
+                names(&r["tools"]).contains(&tool),
+            )
+        })
+        .collect();
+    assert_eq!(
+        declared,
+        [
+            (0, true),
+            (0, true),
+            (1, false),
+            (1, false),
+            (4, false),
+            (4, false)
+        ],
+        "Pi {version}: (step, declared)"
+    );
+    let before = events(report, "before_agent_start");
+    let registered = |e: &Value| {
+        e["inventory"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == tool)
+    };
+    assert!(
+        !registered(before[0]),
+        "Pi {version}: registered before the first prompt's handler"
+    );
+    assert!(
+        registered(before[1]) && registered(before[2]),
+        "Pi {version}"
+    );
+    let results: Vec<(u64, &str)> = calls(report, tool)
+        .iter()
+        .map(|c| (c["step"].as_u64().unwrap(), c["result"].as_str().unwrap()))
+        .collect();
+    let missing = format!("Tool {tool} not found");
+    assert_eq!(
+        results,
+        [
+            (0, "dev-radius search result"),
+            (1, missing.as_str()),
+            (4, missing.as_str())
+        ],
+        "Pi {version}"
+    );
+}
+
+#[test]
+fn mcp_first_prompt_gap_in_pi_1_3_0() {
+    check_mcp_first_prompt(&run("1.3.0", "mcp-first-prompt.json", "path"));
+}
+
+#[test]
+fn mcp_first_prompt_gap_in_pi_1_6_0() {
+    check_mcp_first_prompt(&run("1.6.0", "mcp-first-prompt.json", "path"));
+}
