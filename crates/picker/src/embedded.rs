@@ -13,7 +13,7 @@
 //! and cap) and checked on the other half (see `EVAL.md`); they are constants, so the same inputs
 //! give the same scores on every machine.
 
-use crate::text::for_each_term;
+use crate::text::{for_each_term, for_each_word, stem};
 use std::collections::HashMap;
 
 /// The text of one candidate, as a decision request carries it.
@@ -140,51 +140,59 @@ impl EmbeddedIndex {
         calibration: Calibration,
     ) -> EmbeddedIndex {
         let mut vocabulary: HashMap<String, u32> = HashMap::new();
+        // Words repeat across thousands of descriptions; stem each distinct word once.
+        let mut word_ids: HashMap<String, u32> = HashMap::new();
         let mut postings: Vec<Vec<Posting>> = Vec::new();
         let mut docs = Vec::new();
         let mut total_description_len = 0u64;
-        // Per-document term counts, reused: term id -> (name, label, description).
-        let mut counts: HashMap<u32, (u16, u16, u16)> = HashMap::new();
-        for (doc_id, candidate) in candidates.into_iter().enumerate() {
-            counts.clear();
-            let mut id_of = |term: &str, vocabulary: &mut HashMap<String, u32>| -> u32 {
-                if let Some(&id) = vocabulary.get(term) {
-                    return id;
+        // This document's (term id, field) occurrences, sorted and counted once it is read.
+        let mut seen: Vec<(u32, u8)> = Vec::new();
+        let mut id_of = |word: &str, postings: &mut Vec<Vec<Posting>>| -> u32 {
+            if let Some(&id) = word_ids.get(word) {
+                return id;
+            }
+            let term = stem(word);
+            let id = match vocabulary.get(&term) {
+                Some(&id) => id,
+                None => {
+                    let id = postings.len() as u32;
+                    postings.push(Vec::new());
+                    vocabulary.insert(term, id);
+                    id
                 }
-                let id = postings.len() as u32;
-                postings.push(Vec::new());
-                vocabulary.insert(term.to_owned(), id);
-                id
             };
+            word_ids.insert(word.to_owned(), id);
+            id
+        };
+        for (doc_id, candidate) in candidates.into_iter().enumerate() {
+            seen.clear();
             let mut doc = Doc::default();
             for name in candidate.names {
-                for_each_term(name, |t| {
-                    let id = id_of(t, &mut vocabulary);
-                    let c = counts.entry(id).or_default();
-                    c.0 = c.0.saturating_add(1);
-                });
+                for_each_word(name, |w| seen.push((id_of(w, &mut postings), 0)));
             }
-            for_each_term(candidate.label, |t| {
-                let id = id_of(t, &mut vocabulary);
-                let c = counts.entry(id).or_default();
-                c.1 = c.1.saturating_add(1);
-            });
-            for_each_term(candidate.description, |t| {
-                let id = id_of(t, &mut vocabulary);
-                let c = counts.entry(id).or_default();
-                c.2 = c.2.saturating_add(1);
+            for_each_word(candidate.label, |w| seen.push((id_of(w, &mut postings), 1)));
+            for_each_word(candidate.description, |w| {
+                seen.push((id_of(w, &mut postings), 2));
                 doc.description_len += 1;
             });
             total_description_len += u64::from(doc.description_len);
-            let mut ids: Vec<_> = counts.iter().map(|(&id, &c)| (id, c)).collect();
-            ids.sort_unstable_by_key(|(id, _)| *id);
-            for (id, (name_tf, label_tf, description_tf)) in ids {
-                postings[id as usize].push(Posting {
+            seen.sort_unstable_by_key(|(id, _)| *id);
+            for run in seen.chunk_by(|a, b| a.0 == b.0) {
+                let mut p = Posting {
                     doc: doc_id as u32,
-                    name_tf,
-                    label_tf,
-                    description_tf,
-                });
+                    name_tf: 0,
+                    label_tf: 0,
+                    description_tf: 0,
+                };
+                for &(_, field) in run {
+                    let tf = match field {
+                        0 => &mut p.name_tf,
+                        1 => &mut p.label_tf,
+                        _ => &mut p.description_tf,
+                    };
+                    *tf = tf.saturating_add(1);
+                }
+                postings[run[0].0 as usize].push(p);
             }
             docs.push(doc);
         }

@@ -11,9 +11,9 @@
 //! duplicated or unknown id, or a malformed answer drops that candidate, and a dropped
 //! candidate is never selected.
 
-use crate::candidates::Candidate;
+use crate::candidates::{Candidate, CandidateKey};
 use crate::text::bounded;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// The longest user text a request carries, in characters: the end of the prompt is kept,
 /// since the latest instruction is usually last.
@@ -52,6 +52,10 @@ fn bounded_tail(text: &str, max_chars: usize) -> String {
     format!("…{}", bounded(&tail, max_chars))
 }
 
+fn push_str(out: &mut Vec<u8>, s: &str) {
+    serde_json::to_writer(out, s).expect("writing a string to a Vec cannot fail");
+}
+
 /// Builds the requests for `candidates`, `batch_size` at a time (at most [`MAX_BATCH`]).
 pub fn build_requests(
     prompt: &str,
@@ -63,32 +67,54 @@ pub fn build_requests(
     let mut out = Vec::with_capacity(candidates.len().div_ceil(size));
     for (batch_no, batch) in candidates.chunks(size).enumerate() {
         let mut ids = Vec::with_capacity(batch.len());
-        let mut items = Vec::with_capacity(batch.len());
+        // Written directly rather than through a `Value` tree (several times faster); every
+        // string goes through serde_json's escaping, so the document is always valid JSON.
+        let mut body: Vec<u8> = Vec::with_capacity(64 + batch.len() * 160);
+        body.extend_from_slice(b"{\"prompt\":");
+        push_str(&mut body, &prompt);
+        body.extend_from_slice(b",\"candidates\":[");
         for (offset, c) in batch.iter().enumerate() {
             let index = batch_no * size + offset;
             let id = format!("c{}", index + 1);
-            let mut item = serde_json::Map::new();
-            item.insert("id".into(), json!(id));
-            if c.names.len() == 1 && matches!(c.key, crate::candidates::CandidateKey::Tool(_)) {
-                item.insert("name".into(), json!(c.names[0]));
-            } else {
-                item.insert("group".into(), json!(c.key.as_str()));
-                item.insert("tools".into(), json!(c.names));
+            if offset > 0 {
+                body.push(b',');
+            }
+            body.extend_from_slice(b"{\"id\":");
+            push_str(&mut body, &id);
+            match &c.key {
+                CandidateKey::Tool(_) if c.names.len() == 1 => {
+                    body.extend_from_slice(b",\"name\":");
+                    push_str(&mut body, &c.names[0]);
+                }
+                key => {
+                    body.extend_from_slice(b",\"group\":");
+                    push_str(&mut body, key.as_str());
+                    body.extend_from_slice(b",\"tools\":[");
+                    for (n, name) in c.names.iter().enumerate() {
+                        if n > 0 {
+                            body.push(b',');
+                        }
+                        push_str(&mut body, name);
+                    }
+                    body.push(b']');
+                }
             }
             if !c.label.is_empty() {
-                item.insert("label".into(), json!(c.label));
+                body.extend_from_slice(b",\"label\":");
+                push_str(&mut body, &c.label);
             }
             if !c.description.is_empty() {
-                item.insert("description".into(), json!(c.description));
+                body.extend_from_slice(b",\"description\":");
+                push_str(&mut body, &c.description);
             }
-            items.push(Value::Object(item));
+            body.push(b'}');
             ids.push((index, id));
         }
-        let body = json!({ "prompt": prompt, "candidates": items }).to_string();
+        body.extend_from_slice(b"]}");
         out.push(DecisionRequest {
             prompt: prompt.clone(),
             ids,
-            body,
+            body: String::from_utf8(body).expect("JSON text written from str is UTF-8"),
         });
     }
     out
@@ -184,8 +210,9 @@ pub trait HostScorer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::candidates::{candidates, Available, CandidateKey};
+    use crate::candidates::{candidates, Available};
     use pcd_model::{parse_inventory, Allowlists, Classifier, Mode};
+    use serde_json::json;
 
     const SECRETS: [&str; 6] = [
         "SECRET_SCHEMA_sk-live-123",

@@ -29,6 +29,11 @@ fn is_stop_word(word: &str) -> bool {
 /// Calls `emit` with every stemmed, lowercase term of `text`, in order, without stop words and
 /// without terms made only of digits (in prompts those are values: ids, amounts, dates).
 pub fn for_each_term(text: &str, mut emit: impl FnMut(&str)) {
+    for_each_word(text, |w| emit(&stem(w)));
+}
+
+/// Like [`for_each_term`] but before stemming, so callers can cache stems per word.
+pub fn for_each_word(text: &str, mut emit: impl FnMut(&str)) {
     let mut word = String::new();
     let mut prev: Option<char> = None;
     let mut chars = text.chars().peekable();
@@ -36,7 +41,7 @@ pub fn for_each_term(text: &str, mut emit: impl FnMut(&str)) {
         if !word.is_empty() {
             let lower = word.to_lowercase();
             if !is_stop_word(&lower) && !lower.bytes().all(|b| b.is_ascii_digit()) {
-                emit(&stem(&lower));
+                emit(&lower);
             }
             word.clear();
         }

@@ -1,0 +1,130 @@
+//! The picker's hot paths: building the embedded index over 10,000 candidates, ranking them for
+//! one prompt, and building the decision requests for 1,000 candidates.
+
+#![allow(missing_docs)]
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use pcd_picker::candidates::{Candidate, CandidateKey};
+use pcd_picker::embedded::{CandidateText, EmbeddedIndex};
+use pcd_picker::request::build_requests;
+
+const WORDS: &[&str] = &[
+    "weather",
+    "forecast",
+    "email",
+    "send",
+    "calendar",
+    "event",
+    "create",
+    "delete",
+    "update",
+    "search",
+    "flight",
+    "hotel",
+    "book",
+    "ride",
+    "stock",
+    "price",
+    "translate",
+    "text",
+    "file",
+    "upload",
+    "download",
+    "image",
+    "resize",
+    "database",
+    "query",
+    "table",
+    "issue",
+    "pull",
+    "request",
+    "review",
+    "deploy",
+    "service",
+    "metric",
+    "alert",
+    "incident",
+    "page",
+    "user",
+    "account",
+    "invoice",
+    "payment",
+    "refund",
+    "order",
+    "product",
+    "inventory",
+    "shipment",
+    "track",
+    "map",
+    "route",
+    "distance",
+    "restaurant",
+    "menu",
+    "recipe",
+    "music",
+    "playlist",
+    "video",
+    "subtitle",
+    "news",
+    "article",
+    "summary",
+    "note",
+];
+
+/// Deterministic pseudo-random candidates (a tiny LCG, so the bench needs no dependency).
+fn synthetic(n: usize) -> Vec<Candidate> {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
+        WORDS[(state >> 33) as usize % WORDS.len()]
+    };
+    (0..n)
+        .map(|i| {
+            let name = format!("{}_{}_{i}", next(), next());
+            let description: Vec<&str> = (0..14).map(|_| next()).collect();
+            Candidate {
+                key: CandidateKey::Tool(name.clone()),
+                label: format!("ext-{}", i % 97),
+                description: format!("{}.", description.join(" ")),
+                names: vec![name],
+                members: vec![i],
+                definition_chars: 200,
+            }
+        })
+        .collect()
+}
+
+fn texts(c: &[Candidate]) -> impl Iterator<Item = CandidateText<'_>> {
+    c.iter().map(|c| CandidateText {
+        names: &c.names,
+        label: &c.label,
+        description: &c.description,
+    })
+}
+
+fn benches(crit: &mut Criterion) {
+    let many = synthetic(10_000);
+    crit.bench_function("embedded index build, 10,000 candidates", |b| {
+        b.iter(|| EmbeddedIndex::build(texts(black_box(&many))))
+    });
+    let index = EmbeddedIndex::build(texts(&many));
+    let prompt = "Can you check the weather forecast and book a flight and a hotel for the \
+                  conference, then send an email with the invoice to the team?";
+    crit.bench_function("embedded ranking, 10,000 candidates, one prompt", |b| {
+        b.iter(|| {
+            let scores = index.scores(black_box(prompt));
+            let mut order: Vec<usize> = (0..scores.len()).filter(|&i| scores[i] > 0.0).collect();
+            order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+            order
+        })
+    });
+    let thousand = synthetic(1_000);
+    crit.bench_function("decision requests, 1,000 candidates", |b| {
+        b.iter(|| build_requests(black_box(prompt), black_box(&thousand), 50))
+    });
+}
+
+criterion_group!(picker, benches);
+criterion_main!(picker);
