@@ -316,7 +316,7 @@ impl Mirror {
         let mut path = Vec::new();
         let mut current = start;
         while let Some(seq) = current {
-            if path.len() > rows.len() {
+            if path.len() >= rows.len() {
                 break;
             }
             path.push(seq);

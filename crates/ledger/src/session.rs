@@ -486,7 +486,8 @@ impl<R: Read + Seek> SessionFile<R> {
         let mut path = Vec::new();
         let mut current = leaf.0;
         while current != NONE && (current as usize) < self.lines.len() {
-            if path.len() > self.lines.len() {
+            // A chain has at most one visit per entry; one more step means a cycle.
+            if path.len() >= self.lines.len() {
                 let line = u64::from(self.lines[current as usize].line);
                 self.problems.push(LineProblem {
                     code: LineProblemCode::Cycle,

@@ -320,3 +320,34 @@ fn a_malformed_ledger_line_is_told_apart() {
     );
     assert!(file.problems()[0].code.is_tampering());
 }
+
+/// The fuzz targets' seed corpus goes through the same paths as the fuzz targets, so a seed that
+/// stops exercising them (or starts panicking) fails here, without cargo-fuzz.
+#[test]
+fn the_fuzz_seed_corpus_reads_without_panicking() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
+    let mut sessions = 0;
+    for entry in std::fs::read_dir(root.join("session_reader")).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        let mut file = SessionFile::from_reader(Cursor::new(bytes)).unwrap();
+        let positions: Vec<_> = file.positions().collect();
+        for leaf in positions {
+            let branch = file.branch(leaf);
+            assert!(branch.len() <= file.len());
+            file.read_branch(&branch).unwrap();
+            file.fold_branch(&branch).unwrap();
+        }
+        sessions += 1;
+    }
+    assert!(sessions >= 5);
+    let mut decoded = 0;
+    for entry in std::fs::read_dir(root.join("entry_decoder")).unwrap() {
+        let data: Value =
+            serde_json::from_slice(&std::fs::read(entry.unwrap().path()).unwrap()).unwrap();
+        decoded += usize::from(crate::decode_single(&data).is_ok());
+    }
+    assert_eq!(
+        decoded, 7,
+        "the single-part examples of the format document"
+    );
+}
