@@ -17,7 +17,7 @@ pub(crate) enum FileRead {
     /// The file is larger than the limit.
     TooLarge,
     /// The file exists but cannot be opened or read (permissions, I/O error).
-    Unreadable,
+    Unreadable(std::io::ErrorKind),
 }
 
 /// Opens `path` for reading without following a symlink in its last component (folders above
@@ -37,9 +37,9 @@ fn classify_open_error(path: &Path, error: &std::io::Error) -> FileRead {
     // ELOOP (a symlink under O_NOFOLLOW), ENXIO (a socket) and the like: look at the path itself.
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() || !meta.is_file() => FileRead::NotRegular,
-        Ok(_) => FileRead::Unreadable,
+        Ok(_) => FileRead::Unreadable(error.kind()),
         Err(e) if e.kind() == ErrorKind::NotFound => FileRead::Absent,
-        Err(_) => FileRead::Unreadable,
+        Err(e) => FileRead::Unreadable(e.kind()),
     }
 }
 
@@ -54,13 +54,13 @@ pub(crate) fn read_bounded(path: &Path, limit: u64) -> FileRead {
     match file.metadata() {
         Ok(meta) if meta.is_file() => {}
         Ok(_) => return FileRead::NotRegular,
-        Err(_) => return FileRead::Unreadable,
+        Err(e) => return FileRead::Unreadable(e.kind()),
     }
     let mut bytes = Vec::with_capacity(8 * 1024);
     match file.take(limit + 1).read_to_end(&mut bytes) {
         Ok(_) if bytes.len() as u64 > limit => FileRead::TooLarge,
         Ok(_) => FileRead::Bytes(bytes),
-        Err(_) => FileRead::Unreadable,
+        Err(e) => FileRead::Unreadable(e.kind()),
     }
 }
 

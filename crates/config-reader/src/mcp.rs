@@ -138,7 +138,7 @@ fn read_file(path: &Path) -> (Option<Vec<u8>>, Option<ConfigWarningCode>) {
         FileRead::Bytes(bytes) => (Some(bytes), None),
         FileRead::NotRegular => (None, Some(ConfigWarningCode::NotRegularFile)),
         FileRead::TooLarge => (None, Some(ConfigWarningCode::TooLarge)),
-        FileRead::Unreadable => (None, Some(ConfigWarningCode::ReadOrParse)),
+        FileRead::Unreadable(_) => (None, Some(ConfigWarningCode::ReadOrParse)),
     }
 }
 

@@ -136,16 +136,19 @@ fn read_object(path: &Path, file: StoreFile) -> Result<Option<Map<String, Value>
         FileRead::Bytes(bytes) => bytes,
         FileRead::NotRegular => return Err(StoreError::NotRegularFile { file }),
         FileRead::TooLarge => return Err(StoreError::TooLarge { file }),
-        FileRead::Unreadable => {
-            return Err(StoreError::Io {
-                file,
-                kind: std::io::ErrorKind::PermissionDenied,
-            })
-        }
+        FileRead::Unreadable(kind) => return Err(StoreError::Io { file, kind }),
     };
-    let text = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&bytes);
+    parse_object(&bytes, file).map(Some)
+}
+
+/// A file's bytes as a JSON object (a leading byte-order mark is allowed).
+fn parse_object(bytes: &[u8], file: StoreFile) -> Result<Map<String, Value>, StoreError> {
+    if bytes.len() as u64 > MAX_SETTINGS_FILE_BYTES {
+        return Err(StoreError::TooLarge { file });
+    }
+    let text = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
     match serde_json::from_slice::<Value>(text) {
-        Ok(Value::Object(map)) => Ok(Some(map)),
+        Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Err(StoreError::NotJson {
             file,
             line: 0,
@@ -157,6 +160,20 @@ fn read_object(path: &Path, file: StoreFile) -> Result<Option<Map<String, Value>
             column: e.column(),
         }),
     }
+}
+
+/// The sans-IO part of [`read_global_settings`]: the file's bytes in, the settings out.
+pub fn parse_global_settings(bytes: &[u8]) -> Result<(Settings, Vec<SettingsWarning>), StoreError> {
+    let map = parse_object(bytes, StoreFile::GlobalSettings)?;
+    Ok(Settings::from_json(&Value::Object(map)))
+}
+
+/// The sans-IO part of [`read_project_allowlist`]: the file's bytes in, the allowlists out.
+pub fn parse_project_allowlist(
+    bytes: &[u8],
+) -> Result<(ScopedAllowlist, Vec<SettingsWarning>), StoreError> {
+    let map = parse_object(bytes, StoreFile::ProjectAllowlists)?;
+    Ok(ProjectAllowlistFile::from_json(&Value::Object(map)))
 }
 
 fn load<T>(
