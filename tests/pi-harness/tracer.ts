@@ -69,6 +69,7 @@ export default function tracer(pi: any) {
 			hasUI: ctx.hasUI,
 			branchTypes: ctx.sessionManager.getBranch().map((e: any) => e.type),
 			active: pi.getActiveTools(),
+			registeredMcpTools: pi.getAllTools().filter((t: any) => t.sourceInfo?.path === "builtin:mcp").length,
 		});
 	});
 	pi.on("session_tree", (event: any, ctx: any) => {

@@ -435,6 +435,14 @@ fn check_event_facts(report: &Value) {
         "Pi {version}"
     );
     let traced = events(report, "session_start");
+    // MCP servers connect in the background: no MCP tool is registered at any session_start.
+    for start in &traced {
+        assert_eq!(
+            start["registeredMcpTools"], 0,
+            "Pi {version}: {}",
+            start["reason"]
+        );
+    }
     let files: Vec<&str> = steps
         .iter()
         .map(|s| s["sessionFile"].as_str().unwrap())
