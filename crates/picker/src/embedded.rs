@@ -15,6 +15,33 @@
 
 use crate::text::{for_each_term, for_each_word, stem};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// FNV-1a: the maps here are keyed by short words, where SipHash's per-call cost dominates the
+/// index build; no key comes from an adversary who could profit from collisions beyond making
+/// their own tool slower to index.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+type WordMap<V> = HashMap<String, V, BuildHasherDefault<Fnv>>;
 
 /// The text of one candidate, as a decision request carries it.
 #[derive(Debug, Clone, Copy)]
@@ -99,7 +126,7 @@ struct Doc {
 /// An index over one set of candidates, built once and queried for any number of prompts.
 #[derive(Debug, Clone)]
 pub struct EmbeddedIndex {
-    vocabulary: HashMap<String, u32>,
+    vocabulary: WordMap<u32>,
     postings: Vec<Vec<Posting>>,
     docs: Vec<Doc>,
     average_description_len: f64,
@@ -139,9 +166,9 @@ impl EmbeddedIndex {
         weights: FieldWeights,
         calibration: Calibration,
     ) -> EmbeddedIndex {
-        let mut vocabulary: HashMap<String, u32> = HashMap::new();
+        let mut vocabulary: WordMap<u32> = WordMap::default();
         // Words repeat across thousands of descriptions; stem each distinct word once.
-        let mut word_ids: HashMap<String, u32> = HashMap::new();
+        let mut word_ids: WordMap<u32> = WordMap::default();
         let mut postings: Vec<Vec<Posting>> = Vec::new();
         let mut docs = Vec::new();
         let mut total_description_len = 0u64;

@@ -37,11 +37,11 @@ pub fn for_each_word(text: &str, mut emit: impl FnMut(&str)) {
     let mut word = String::new();
     let mut prev: Option<char> = None;
     let mut chars = text.chars().peekable();
+    // `word` is lowercased as it is read, so no word needs a second buffer.
     let mut flush = |word: &mut String| {
         if !word.is_empty() {
-            let lower = word.to_lowercase();
-            if !is_stop_word(&lower) && !lower.bytes().all(|b| b.is_ascii_digit()) {
-                emit(&lower);
+            if !is_stop_word(word) && !word.bytes().all(|b| b.is_ascii_digit()) {
+                emit(word);
             }
             word.clear();
         }
@@ -62,7 +62,11 @@ pub fn for_each_word(text: &str, mut emit: impl FnMut(&str)) {
                 flush(&mut word);
             }
         }
-        word.push(c);
+        if c.is_ascii() {
+            word.push(c.to_ascii_lowercase());
+        } else {
+            word.extend(c.to_lowercase());
+        }
         prev = Some(c);
     }
     flush(&mut word);
