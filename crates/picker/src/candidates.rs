@@ -210,3 +210,151 @@ pub fn candidates(
     }
     set
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pcd_model::{parse_group_entry, parse_inventory, parse_tool_entry, Inventory};
+
+    fn inventory() -> Inventory {
+        parse_inventory(
+            r#"[
+            {"name": "read", "sourceInfo": {"path": "builtin:read", "source": "builtin"}},
+            {"name": "mcp__gh__issue", "namespace": {"name": "mcp__gh", "description": "GitHub"},
+             "sourceInfo": {"path": "builtin:mcp", "source": "builtin"}},
+            {"name": "mcp__gh__pr", "namespace": {"name": "mcp__gh"},
+             "sourceInfo": {"path": "builtin:mcp", "source": "builtin"}},
+            {"name": "web_fetch", "description": "Fetch",
+             "sourceInfo": {"path": "/a/index.ts", "source": "npm:@acme/pi-web@2.0.0", "scope": "user", "origin": "package"}},
+            {"name": "web_search",
+             "sourceInfo": {"path": "/a/index.ts", "source": "npm:@acme/pi-web@2.0.0", "scope": "user", "origin": "package"}},
+            {"name": "notes_add",
+             "sourceInfo": {"path": "/g/notes.ts", "source": "local", "scope": "user", "origin": "top-level"}},
+            {"name": "notes_find",
+             "sourceInfo": {"path": "/p/.pi/notes.ts", "source": "local", "scope": "project", "origin": "top-level"}},
+            {"name": "mystery"}
+        ]"#,
+        )
+        .unwrap()
+    }
+
+    fn keys(set: &CandidateSet) -> Vec<String> {
+        set.candidates
+            .iter()
+            .map(|c| c.key.as_str().to_owned())
+            .collect()
+    }
+
+    fn run(mode: Mode, allow: &Allowlists, available: &Available) -> CandidateSet {
+        candidates(
+            &inventory().tools,
+            &Classifier::default(),
+            mode,
+            allow,
+            available,
+        )
+    }
+
+    #[test]
+    fn tools_mode_makes_every_external_tool_a_candidate_and_never_an_internal_one() {
+        let set = run(Mode::Tools, &Allowlists::default(), &Available::default());
+        assert_eq!(
+            keys(&set),
+            [
+                "mcp__gh__issue",
+                "mcp__gh__pr",
+                "web_fetch",
+                "web_search",
+                "notes_add",
+                "notes_find",
+                "mystery"
+            ]
+        );
+        assert_eq!(set.exempt, vec![(0, Exempt::Internal)]);
+        assert_eq!(set.candidates[0].label, "gh");
+    }
+
+    #[test]
+    fn mcp_mode_makes_groups_and_leaves_nameless_extension_tools_unfiltered() {
+        let set = run(Mode::Mcp, &Allowlists::default(), &Available::default());
+        let k = keys(&set);
+        assert_eq!(k.len(), 3, "{k:?}");
+        assert_eq!(k[0], "mcp__gh");
+        assert!(k[1].starts_with("ext__acme_pi_web_"));
+        assert_eq!(k[2], "ext__notes");
+        assert_eq!(set.candidates[0].names, ["mcp__gh__issue", "mcp__gh__pr"]);
+        assert_eq!(set.candidates[0].description, "GitHub");
+        assert_eq!(
+            set.candidates[1].description, "",
+            "member descriptions are never copied"
+        );
+        assert!(set.exempt.contains(&(7, Exempt::Unfiltered)));
+    }
+
+    #[test]
+    fn allowlisting_one_member_promotes_its_group_in_mcp_mode_unless_scopes_are_mixed() {
+        let mut allow = Allowlists::default();
+        allow
+            .global
+            .tools
+            .push(parse_tool_entry("web_fetch").unwrap());
+        allow
+            .global
+            .tools
+            .push(parse_tool_entry("notes_add").unwrap());
+        let set = run(Mode::Mcp, &allow, &Available::default());
+        let k = keys(&set);
+        assert!(
+            !k.iter().any(|k| k.starts_with("ext__acme")),
+            "promoted: {k:?}"
+        );
+        assert!(
+            k.contains(&"ext__notes".to_owned()),
+            "mixed scopes never promote: {k:?}"
+        );
+        // In tools mode the pin covers the one tool only.
+        let set = run(Mode::Tools, &allow, &Available::default());
+        assert!(keys(&set).contains(&"web_search".to_owned()));
+        assert!(!keys(&set).contains(&"web_fetch".to_owned()));
+    }
+
+    #[test]
+    fn an_entry_only_grants_its_own_scope() {
+        let mut allow = Allowlists::default();
+        allow
+            .global
+            .tools
+            .push(parse_tool_entry("notes_find").unwrap());
+        allow
+            .project
+            .tools
+            .push(parse_tool_entry("notes_add").unwrap());
+        let set = run(Mode::Tools, &allow, &Available::default());
+        assert!(keys(&set).contains(&"notes_find".to_owned()));
+        assert!(keys(&set).contains(&"notes_add".to_owned()));
+    }
+
+    #[test]
+    fn allowlisted_groups_and_available_tools_are_never_candidates() {
+        let mut allow = Allowlists::default();
+        allow.global.groups.push(parse_group_entry("gh").unwrap());
+        let available = Available {
+            tools: ["mystery".to_owned()].into(),
+            groups: HashSet::new(),
+        };
+        let set = run(Mode::Tools, &allow, &available);
+        let k = keys(&set);
+        assert!(!k.iter().any(|k| k.starts_with("mcp__gh")), "{k:?}");
+        assert!(!k.contains(&"mystery".to_owned()));
+        assert!(set.exempt.contains(&(7, Exempt::Available)));
+        let set = run(
+            Mode::Mcp,
+            &Allowlists::default(),
+            &Available {
+                tools: HashSet::new(),
+                groups: [GroupKey::for_mcp_server("gh")].into(),
+            },
+        );
+        assert!(!keys(&set).contains(&"mcp__gh".to_owned()));
+    }
+}

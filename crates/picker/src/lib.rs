@@ -25,6 +25,7 @@
 //! **Architecture invariant:** no I/O; the decision model is a trait, and time and cancellation
 //! come in as arguments.
 
+pub mod cadence;
 pub mod candidates;
 pub mod embedded;
 pub mod request;
