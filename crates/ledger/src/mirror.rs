@@ -9,14 +9,14 @@
 //! Schema (version 1), documented in `docs/ledger-format.md`:
 //!
 //! ```sql
-//! sessions(session_id PK, version, forked, header_sha256, mirrored_bytes, mirrored_lines,
-//!          entry_count)
-//! entries(session_id, seq, line, entry_id, parent_id, type, user_message, ledger, data,
-//!         timestamp, PK(session_id, seq))
-//! problems(session_id, line, code, PK(session_id, line))
-//! rounds(session_id, seq, round_id, part, parts, digest, mode, boundary, basis,
-//!        PK(session_id, seq))
-//! names(session_id, seq, list, position, name, score, PK(session_id, seq, list, position))
+//! sessions(session_key PK, session_id UNIQUE, version, forked, header_sha256, mirrored_bytes,
+//!          mirrored_lines, entry_count)
+//! entries(session_key, seq, line, entry_id, parent_id, type, user_message, ledger, data,
+//!         timestamp, PK(session_key, seq))
+//! problems(session_key, line, code, PK(session_key, line))
+//! rounds(session_key, seq, round_id, part, parts, digest, mode, boundary, basis,
+//!        PK(session_key, seq))
+//! names(session_key, seq, list, position, name, score), indexed by (session_key, seq)
 //! ```
 
 use crate::codec::decode_part;
@@ -34,10 +34,13 @@ use std::path::Path;
 /// The schema version this crate writes.
 pub const MIRROR_SCHEMA_VERSION: i64 = 1;
 
+// Integer session keys and an append-only `names` table: string keys in every B-tree made
+// comparisons the larger part of a mirror pass.
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sessions (
-    session_id TEXT PRIMARY KEY,
+    session_key INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL UNIQUE,
     version INTEGER NOT NULL,
     forked INTEGER NOT NULL,
     header_sha256 TEXT NOT NULL,
@@ -46,7 +49,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     entry_count INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS entries (
-    session_id TEXT NOT NULL,
+    session_key INTEGER NOT NULL,
     seq INTEGER NOT NULL,
     line INTEGER NOT NULL,
     entry_id TEXT,
@@ -56,17 +59,16 @@ CREATE TABLE IF NOT EXISTS entries (
     ledger INTEGER NOT NULL,
     data TEXT,
     timestamp TEXT,
-    PRIMARY KEY (session_id, seq)
+    PRIMARY KEY (session_key, seq)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS entries_by_id ON entries (session_id, entry_id);
 CREATE TABLE IF NOT EXISTS problems (
-    session_id TEXT NOT NULL,
+    session_key INTEGER NOT NULL,
     line INTEGER NOT NULL,
     code TEXT NOT NULL,
-    PRIMARY KEY (session_id, line)
+    PRIMARY KEY (session_key, line)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rounds (
-    session_id TEXT NOT NULL,
+    session_key INTEGER NOT NULL,
     seq INTEGER NOT NULL,
     round_id TEXT NOT NULL,
     part INTEGER NOT NULL,
@@ -75,18 +77,17 @@ CREATE TABLE IF NOT EXISTS rounds (
     mode TEXT,
     boundary TEXT,
     basis TEXT,
-    PRIMARY KEY (session_id, seq)
+    PRIMARY KEY (session_key, seq)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS names (
-    session_id TEXT NOT NULL,
+    session_key INTEGER NOT NULL,
     seq INTEGER NOT NULL,
     list TEXT NOT NULL,
     position INTEGER NOT NULL,
     name TEXT NOT NULL,
-    score INTEGER,
-    PRIMARY KEY (session_id, seq, list, position)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS names_by_name ON names (name);
+    score INTEGER
+);
+CREATE INDEX IF NOT EXISTS names_by_entry ON names (session_key, seq);
 ";
 
 /// Why mirroring or replaying from the mirror failed. Never names a path.
@@ -199,54 +200,53 @@ impl Mirror {
         let session_id = header.id.clone().ok_or(MirrorError::BadSessionId)?;
         let file_len = source.seek(SeekFrom::End(0))?;
         let tx = self.conn.transaction()?;
-        let known: Option<(String, u64, u64, u64)> = tx
+        let known: Option<(i64, String, u64, u64, u64)> = tx
             .query_row(
-                "SELECT header_sha256, mirrored_bytes, mirrored_lines, entry_count
+                "SELECT session_key, header_sha256, mirrored_bytes, mirrored_lines, entry_count
                  FROM sessions WHERE session_id = ?1",
                 [&session_id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
             )
             .optional()?;
         let mut report = MirrorReport {
             session_id: session_id.clone(),
             ..MirrorReport::default()
         };
-        let (offset, lines, seq) = match known {
-            Some((sha, bytes, lines, count)) if sha == header_sha && bytes <= file_len => {
-                (bytes, lines, count)
+        let (key, offset, lines, seq) = match known {
+            Some((key, sha, bytes, lines, count)) if sha == header_sha && bytes <= file_len => {
+                (key, bytes, lines, count)
             }
-            Some(_) => {
+            Some((key, ..)) => {
                 // The file no longer extends what was mirrored: mirror it again from scratch.
-                for table in ["entries", "problems", "rounds", "names", "sessions"] {
+                for table in ["entries", "problems", "rounds", "names"] {
                     tx.execute(
-                        &format!("DELETE FROM {table} WHERE session_id = ?1"),
-                        [&session_id],
+                        &format!("DELETE FROM {table} WHERE session_key = ?1"),
+                        [key],
                     )?;
                 }
                 report.restarted = true;
-                (header_end, header_lines, 0)
+                (key, header_end, header_lines, 0)
             }
-            None => (header_end, header_lines, 0),
+            None => {
+                tx.execute(
+                    "INSERT INTO sessions (session_id, version, forked, header_sha256,
+                         mirrored_bytes, mirrored_lines, entry_count)
+                     VALUES (?1, 0, 0, '', 0, 0, 0)",
+                    [&session_id],
+                )?;
+                (tx.last_insert_rowid(), header_end, header_lines, 0)
+            }
         };
         source.seek(SeekFrom::Start(offset))?;
-        let (end, end_lines, count) = mirror_lines(
-            &tx,
-            &session_id,
-            &mut source,
-            offset,
-            lines,
-            seq,
-            &mut report,
-        )?;
+        let (end, end_lines, count) =
+            mirror_lines(&tx, key, &mut source, offset, lines, seq, &mut report)?;
         report.bytes = end - offset;
         tx.execute(
-            "INSERT INTO sessions (session_id, version, forked, header_sha256, mirrored_bytes,
-                                   mirrored_lines, entry_count)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-             ON CONFLICT (session_id) DO UPDATE SET version = ?2, forked = ?3,
-                 header_sha256 = ?4, mirrored_bytes = ?5, mirrored_lines = ?6, entry_count = ?7",
+            "UPDATE sessions SET version = ?2, forked = ?3, header_sha256 = ?4,
+                 mirrored_bytes = ?5, mirrored_lines = ?6, entry_count = ?7
+             WHERE session_key = ?1",
             params![
-                session_id,
+                key,
                 header.version as i64,
                 header.forked,
                 header_sha,
@@ -277,21 +277,13 @@ impl Mirror {
         session_id: &str,
         leaf: Option<&str>,
     ) -> Result<BranchReplay, MirrorError> {
-        let version: i64 = self
-            .conn
-            .query_row(
-                "SELECT version FROM sessions WHERE session_id = ?1",
-                [session_id],
-                |r| r.get(0),
-            )
-            .optional()?
-            .ok_or(MirrorError::UnknownSession)?;
+        let (key, version) = self.session_key(session_id)?;
         let mut stmt = self.conn.prepare(
             "SELECT entry_id, parent_id, user_message, ledger FROM entries
-             WHERE session_id = ?1 ORDER BY seq",
+             WHERE session_key = ?1 ORDER BY seq",
         )?;
         let rows = stmt
-            .query_map([session_id], |r| {
+            .query_map([key], |r| {
                 Ok((
                     r.get::<_, Option<String>>(0)?,
                     r.get::<_, Option<String>>(1)?,
@@ -329,15 +321,13 @@ impl Mirror {
         path.reverse();
         let mut data_stmt = self
             .conn
-            .prepare("SELECT data, timestamp FROM entries WHERE session_id = ?1 AND seq = ?2")?;
+            .prepare("SELECT data, timestamp FROM entries WHERE session_key = ?1 AND seq = ?2")?;
         let mut values = Vec::new();
         for &seq in &path {
             let (id, _, user, ledger) = &rows[seq];
             if *ledger {
                 let (data, timestamp): (Option<String>, Option<String>) = data_stmt
-                    .query_row(params![session_id, seq as i64], |r| {
-                        Ok((r.get(0)?, r.get(1)?))
-                    })?;
+                    .query_row(params![key, seq as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
                 let mut obj = Map::new();
                 obj.insert("type".into(), "custom".into());
                 obj.insert("customType".into(), CUSTOM_TYPE.into());
@@ -361,15 +351,25 @@ impl Mirror {
         })
     }
 
+    fn session_key(&self, session_id: &str) -> Result<(i64, i64), MirrorError> {
+        self.conn
+            .query_row(
+                "SELECT session_key, version FROM sessions WHERE session_id = ?1",
+                [session_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?
+            .ok_or(MirrorError::UnknownSession)
+    }
+
     /// The line problems recorded for a session, by line.
     pub fn problems(&self, session_id: &str) -> Result<Vec<(u64, String)>, MirrorError> {
+        let (key, _) = self.session_key(session_id)?;
         let mut stmt = self
             .conn
-            .prepare("SELECT line, code FROM problems WHERE session_id = ?1 ORDER BY line")?;
+            .prepare("SELECT line, code FROM problems WHERE session_key = ?1 ORDER BY line")?;
         let rows = stmt
-            .query_map([session_id], |r| {
-                Ok((r.get::<_, i64>(0)? as u64, r.get(1)?))
-            })?
+            .query_map([key], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))?
             .collect::<Result<Vec<_>, _>>()?;
         Ok(rows)
     }
@@ -411,7 +411,7 @@ const LISTS: [&str; 5] = [
 /// line number and the entry count.
 fn mirror_lines<R: Read>(
     tx: &Transaction<'_>,
-    session: &str,
+    session: i64,
     source: &mut R,
     offset: u64,
     lines: u64,
@@ -419,19 +419,19 @@ fn mirror_lines<R: Read>(
     report: &mut MirrorReport,
 ) -> Result<(u64, u64, u64), MirrorError> {
     let mut insert_entry = tx.prepare_cached(
-        "INSERT INTO entries (session_id, seq, line, entry_id, parent_id, type, user_message,
+        "INSERT INTO entries (session_key, seq, line, entry_id, parent_id, type, user_message,
                               ledger, data, timestamp)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?;
     let mut insert_problem = tx.prepare_cached(
-        "INSERT OR REPLACE INTO problems (session_id, line, code) VALUES (?1, ?2, ?3)",
+        "INSERT OR REPLACE INTO problems (session_key, line, code) VALUES (?1, ?2, ?3)",
     )?;
     let mut insert_round = tx.prepare_cached(
-        "INSERT INTO rounds (session_id, seq, round_id, part, parts, digest, mode, boundary, basis)
+        "INSERT INTO rounds (session_key, seq, round_id, part, parts, digest, mode, boundary, basis)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
     let mut insert_name = tx.prepare_cached(
-        "INSERT INTO names (session_id, seq, list, position, name, score)
+        "INSERT INTO names (session_key, seq, list, position, name, score)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
     let mut reader = LineReader::new(source, offset, lines);
