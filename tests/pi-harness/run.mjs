@@ -143,9 +143,20 @@ const report = {
 	steps: [],
 	errors: [],
 	extensionErrors: [],
+	loadErrors: [],
+	loadedExtensions: [],
 };
 globalThis.__piHarness = { events: report.events };
 let currentStep = -1;
+
+// A hung session (a prompt that never settles, a server that never answers) must not hang the
+// test that runs the harness: after PI_HARNESS_TIMEOUT_MS (default 60 s) print what there is and
+// exit with status 3.
+const watchdogMs = Number(process.env.PI_HARNESS_TIMEOUT_MS ?? 60000);
+setTimeout(() => {
+	report.errors.push({ step: currentStep, error: `timed out after ${watchdogMs} ms` });
+	process.stdout.write(`${JSON.stringify(report, null, 2)}\n`, () => process.exit(3));
+}, watchdogMs).unref();
 
 // ---------------------------------------------------------------------------------------------
 // In-memory MCP servers: a JSON-RPC responder per configured server.
@@ -290,7 +301,21 @@ const createRuntime = async ({ cwd: runtimeCwd, agentDir: runtimeAgentDir, sessi
 
 let unsubscribe;
 const pendingStarts = new Map();
+// Extensions that failed to load (syntax errors, a throwing factory) do not stop Pi; they are
+// listed once per (re)load so a scenario cannot pass without its extension unnoticed.
+function noteLoadProblems(session) {
+	const loaded = session.resourceLoader?.getExtensions?.();
+	for (const problem of loaded?.errors ?? []) {
+		report.loadErrors.push({ step: currentStep, path: problem.path, error: String(problem.error).slice(0, 300) });
+	}
+	for (const problem of loaded?.warnings ?? []) {
+		report.loadErrors.push({ step: currentStep, path: problem.path, warning: String(problem.warning).slice(0, 300) });
+	}
+	report.loadedExtensions.push({ step: currentStep, paths: (loaded?.extensions ?? []).map((e) => e.path) });
+}
+
 async function bind(session) {
+	noteLoadProblems(session);
 	unsubscribe?.();
 	unsubscribe = session.subscribe((event) => {
 		if (event.type === "tool_execution_start") {
@@ -411,6 +436,7 @@ for (let i = 0; i < steps.length; i++) {
 			await new Promise((done) => setTimeout(done, Number(step.wait)));
 		} else if (step.reload !== undefined) {
 			await runtime.session.reload();
+			noteLoadProblems(runtime.session);
 		} else {
 			throw new Error(`unknown step: ${JSON.stringify(step)}`);
 		}

@@ -109,6 +109,23 @@ fn session_lines(report: &Value) -> Vec<Value> {
 fn check_gatekeeper(report: &Value) {
     let version = report["pi"]["version"].as_str().unwrap();
     assert_eq!(
+        report["loadErrors"],
+        serde_json::json!([]),
+        "Pi {version}: extensions failed to load"
+    );
+    assert_eq!(
+        report["extensionErrors"],
+        serde_json::json!([]),
+        "Pi {version}"
+    );
+    let loaded = names(&report["loadedExtensions"][0]["paths"]);
+    assert!(
+        loaded
+            .iter()
+            .any(|p| p.ends_with("fixtures/gatekeeper/index.ts")),
+        "Pi {version}: the gatekeeper is not among the loaded extensions {loaded:?}"
+    );
+    assert_eq!(
         report["errors"],
         serde_json::json!([]),
         "Pi {version} reported errors"
@@ -350,6 +367,7 @@ fn gatekeeper_from_a_settings_package_in_pi_1_6_0() {
 /// The facts `docs/pi-events.md` states, checked again on every run.
 fn check_event_facts(report: &Value) {
     let version = report["pi"]["version"].as_str().unwrap();
+    assert_eq!(report["loadErrors"], serde_json::json!([]), "Pi {version}");
     assert_eq!(report["errors"], serde_json::json!([]), "Pi {version}");
     assert_eq!(
         report["extensionErrors"],
