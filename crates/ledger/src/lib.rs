@@ -7,8 +7,16 @@
 //! first prompt is, the mode history, cached scores) is a pure fold over the branch's entries,
 //! root to leaf, so `/tree`, fork, resume and `/reload` follow it. Availability only grows.
 //!
-//! With the `io` feature the crate also reads Pi session files (streaming, bounded) and mirrors
-//! them into SQLite. The format is documented in `docs/ledger-format.md`.
+//! - The pure core, for the picker, the gate and the facade: [`Round`] (the event),
+//!   [`encode_round`] (the `data` of each custom entry to append), [`fold`] / [`Folder`] (a
+//!   branch's entries to [`BranchState`] and audit findings) and [`BranchState::apply_round`] for
+//!   the live path.
+//! - With the `io` feature: `SessionFile` reads Pi session files (streaming, a 32-byte index per
+//!   line, lines over 1 MiB never decoded whole) and `Mirror` copies them into SQLite (WAL,
+//!   idempotent, incremental, transactional). `cargo xtask replay` and `cargo xtask mirror` use
+//!   them for audits.
+//!
+//! The format is documented in `docs/ledger-format.md`.
 //!
 //! ```
 //! use pcd_ledger::{encode_round, fold, Basis, Boundary, Round, CUSTOM_TYPE};
