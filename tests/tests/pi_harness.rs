@@ -641,3 +641,64 @@ fn mcp_first_prompt_gap_in_pi_1_3_0() {
 fn mcp_first_prompt_gap_in_pi_1_6_0() {
     check_mcp_first_prompt(&run("1.6.0", "mcp-first-prompt.json", "path"));
 }
+
+/// `tool_search` re-widens the active set on its own (contracts §5): a deferred MCP tool the
+/// gatekeeper withheld is declared from the request after the search and runs; at the next
+/// prompt's `before_agent_start` the gatekeeper removes it again.
+fn check_tool_search_reactivates(report: &Value) {
+    let version = report["pi"]["version"].as_str().unwrap();
+    assert_eq!(report["errors"], serde_json::json!([]), "Pi {version}");
+    assert_eq!(report["loadErrors"], serde_json::json!([]), "Pi {version}");
+    let tool = "mcp__kb__lookup";
+    let declared: Vec<(u64, bool, bool)> = report["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let tools = names(&r["tools"]);
+            (
+                r["step"].as_u64().unwrap(),
+                tools.contains(&tool),
+                tools.contains(&"tool_search"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        declared,
+        [
+            (1, false, true),
+            (1, true, true),
+            (1, true, true),
+            (2, false, true),
+            (2, false, true)
+        ],
+        "Pi {version}: (step, kb lookup declared, tool_search declared)"
+    );
+    let search = calls(report, "tool_search");
+    assert_eq!(search.len(), 1, "Pi {version}");
+    assert!(
+        search[0]["result"].as_str().unwrap().contains(tool),
+        "Pi {version}: {}",
+        search[0]["result"]
+    );
+    let results: Vec<(u64, &str)> = calls(report, tool)
+        .iter()
+        .map(|c| (c["step"].as_u64().unwrap(), c["result"].as_str().unwrap()))
+        .collect();
+    let missing = format!("Tool {tool} not found");
+    assert_eq!(
+        results,
+        [(1, "kb lookup result"), (2, missing.as_str())],
+        "Pi {version}"
+    );
+}
+
+#[test]
+fn tool_search_reactivates_in_pi_1_3_0() {
+    check_tool_search_reactivates(&run("1.3.0", "tool-search-reactivates.json", "path"));
+}
+
+#[test]
+fn tool_search_reactivates_in_pi_1_6_0() {
+    check_tool_search_reactivates(&run("1.6.0", "tool-search-reactivates.json", "path"));
+}
