@@ -303,7 +303,7 @@ impl Mirror {
             None => rows
                 .len()
                 .checked_sub(1)
-                .filter(|last| rows[*last].0.is_some()),
+                .filter(|last| rows[*last].0.is_some() || version < 2),
         };
         let mut path = Vec::new();
         let mut current = start;

@@ -420,10 +420,11 @@ impl<R: Read + Seek> SessionFile<R> {
         self.bytes
     }
 
-    /// The leaf Pi picks on load: the last entry in file order, when it has an id.
+    /// The leaf Pi picks on load: the last entry in file order, when it has an id (Pi's
+    /// migration gives every entry of a version 1 file an id, so there it always has one).
     pub fn leaf(&self) -> Option<EntryPos> {
         let last = self.lines.len().checked_sub(1)?;
-        (self.ids[last] != NO_ID).then_some(EntryPos(last as u32))
+        (self.ids[last] != NO_ID || self.header.version < 2).then_some(EntryPos(last as u32))
     }
 
     /// The entry with this id (the last one, if several share it).

@@ -388,3 +388,17 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn version_one_files_replay_the_same_from_sqlite() {
+    let text = "{\"type\":\"session\",\"id\":\"old\"}\n{\"type\":\"message\",\"message\":{\"role\":\"user\"}}\n{\"type\":\"message\",\"message\":{\"role\":\"assistant\"}}\n";
+    let mut mirror = Mirror::open_in_memory().unwrap();
+    mirror
+        .mirror_reader(Cursor::new(text.as_bytes().to_vec()))
+        .unwrap();
+    let from_sql = mirror.replay("old", None).unwrap();
+    let from_jsonl = jsonl_replay(text.as_bytes(), None);
+    assert_eq!(from_sql.entries, 2);
+    assert_eq!(from_sql.entries, from_jsonl.entries);
+    assert_eq!(from_sql.state, from_jsonl.state);
+}

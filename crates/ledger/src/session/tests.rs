@@ -237,9 +237,18 @@ fn version_one_sessions_are_one_chain_and_forks_are_flagged() {
     let mut file = SessionFile::from_reader(Cursor::new(text.as_bytes().to_vec())).unwrap();
     assert_eq!(file.header().version, 1);
     assert!(file.header().forked);
-    // Entries without ids: Pi's leaf id is undefined and its branch empty.
+    // Pi's migration gives the entries ids and chains them in file order.
+    assert_eq!(file.leaf(), Some(EntryPos(1)));
+    let branch = file.branch_for(None).unwrap();
+    assert_eq!(branch, [EntryPos(0), EntryPos(1)]);
+    let replay = file.fold_branch(&branch).unwrap();
+    assert_eq!(replay.entries, 2);
+
+    // A version 3 file whose last entry has no id: Pi's leaf id is undefined, its branch empty.
+    let text = format!("{}\n{{\"type\":\"message\"}}\n", header());
+    let mut file = SessionFile::from_reader(Cursor::new(text.into_bytes())).unwrap();
     assert_eq!(file.leaf(), None);
-    assert_eq!(file.branch(EntryPos(1)).len(), 2);
+    assert!(file.branch_for(None).unwrap().is_empty());
 }
 
 #[test]
