@@ -1,17 +1,26 @@
-//! The napi-rs addon that exposes the pi-context-decisions core to Node, for the Pi extension.
+//! The napi-rs addon that exposes the pi-context-decisions facade `Session` to Node, for the Pi
+//! extension.
 //!
-//! Built with cargo alone (`cargo build -p pcd-node --release`, then the shared library is copied
-//! to `pcd_node.node` by `bindings/node/build.sh`); nothing prebuilt is downloaded. It is a thin
-//! layer: JSON in, JSON out, no policy and no user-visible sentence of its own.
-//!
-//! So far it exposes the addon's version and the `groups` classification of an inventory; the
-//! facade `Session` (events in, effects out) comes with the facade issue.
+//! Built with cargo alone (`bindings/node/build.sh` runs `cargo build -p pcd-node` and copies the
+//! library to `pcd_node.node`); nothing prebuilt is downloaded. It is a thin host: Pi's events in
+//! (JSON text, or plain strings on the per-call path), effects out as JSON text; it makes no
+//! policy decision and holds no user-visible sentence of its own. The `tool_call` path takes and
+//! returns plain values and is synchronous.
 //!
 //! **Architecture invariant:** no policy decision and no user-facing text here; every verdict,
-//! effect and sentence comes from the Rust crates below.
+//! effect and sentence comes from the Rust crates below. Reading the settings and `mcp.json`
+//! files happens in the facade's `load` module, called from here.
 
+use context_decisions::load::{load_mcp_origins, load_settings};
+use context_decisions::session::{
+    effects_json, BoundaryEvent, BoundaryKind, BranchRead, InventoryRead, Session, StartEvent,
+    StartReason, ToolCallEvent,
+};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
+use pcd_config_reader::PiVersion;
+use serde_json::Value;
+use std::path::PathBuf;
 
 /// The addon's version (the workspace version), so the extension can check what it loaded.
 #[napi]
@@ -28,4 +37,218 @@ pub fn classify_groups(tools_json: String) -> Result<String> {
             .map_err(|e| Error::new(Status::InvalidArg, e.to_string()))?;
     let rows = context_decisions::groups::rows(&inventory);
     Ok(context_decisions::groups::rows_json(&rows).to_string())
+}
+
+fn invalid(what: &str) -> Error {
+    Error::new(Status::InvalidArg, format!("pi-context-decisions: {what}"))
+}
+
+fn parse_json(text: &str, what: &str) -> Result<Value> {
+    serde_json::from_str(text).map_err(|_| invalid(&format!("{what} is not valid JSON")))
+}
+
+/// `getAllTools()` as JSON text, or `None` when it threw. Entries that are not usable tools are
+/// dropped (they stay unknown to the session, so calls to them are blocked).
+fn inventory(tools_json: Option<String>) -> InventoryRead {
+    match tools_json {
+        None => InventoryRead::Unreadable,
+        Some(text) => match pcd_model::parse_inventory(&text) {
+            Ok(inv) => InventoryRead::Tools(inv.tools),
+            Err(_) => InventoryRead::Unreadable,
+        },
+    }
+}
+
+fn branch(entries_json: Option<String>) -> BranchRead {
+    match entries_json.map(|t| serde_json::from_str::<Value>(&t)) {
+        Some(Ok(Value::Array(entries))) => BranchRead::Entries(entries),
+        _ => BranchRead::Unreadable,
+    }
+}
+
+/// What a `tool_call` verdict returns to the extension.
+#[napi(object)]
+pub struct CallResult {
+    /// The reason to block with, or undefined to let the call through.
+    pub block: Option<String>,
+    /// Effects to carry out first (JSON array text), when any.
+    pub effects: Option<String>,
+    /// The tool registered since the last boundary: call `toolCallWith` with `getAllTools()`.
+    pub refresh: bool,
+}
+
+/// One Pi session (see `context_decisions::session::Session`).
+#[napi]
+pub struct PiSession {
+    inner: Session,
+    agent_dir: PathBuf,
+    cwd: PathBuf,
+    warnings: Vec<String>,
+}
+
+fn call_event(tool: String, server_kind: u32, server: Option<String>) -> ToolCallEvent {
+    ToolCallEvent {
+        tool,
+        server: match server_kind {
+            0 => None,
+            1 => Some(Ok(server.unwrap_or_default())),
+            _ => Some(Err(())),
+        },
+    }
+}
+
+fn call_result(outcome: context_decisions::session::CallOutcome) -> CallResult {
+    CallResult {
+        block: outcome.block,
+        effects: (!outcome.effects.is_empty()).then(|| effects_json(&outcome.effects).to_string()),
+        refresh: outcome.refresh_and_retry,
+    }
+}
+
+#[napi]
+impl PiSession {
+    /// Starts a session from `session_start`: `{reason, nonce, agentDirEnv, home, cwd, trusted,
+    /// piVersion}` as JSON text (`agentDirEnv` is `PI_CODING_AGENT_DIR` as set, if at all), and the branch's entries (`getBranch()`) as JSON text, or
+    /// undefined when they could not be read. Reads the settings files and, with the user's
+    /// approval, the names-only `mcp.json` origins.
+    #[napi(factory)]
+    pub fn start(event_json: String, entries_json: Option<String>) -> Result<PiSession> {
+        let event = parse_json(&event_json, "the start event")?;
+        let text = |key: &str| event.get(key).and_then(Value::as_str);
+        // Pi's rule: PI_CODING_AGENT_DIR (empty = unset, `~` expanded), else ~/.pi/agent.
+        let home = PathBuf::from(text("home").ok_or_else(|| invalid("home is missing"))?);
+        let agent_dir = context_decisions::mcp_origins::resolve_agent_dir(
+            text("agentDirEnv").map(std::ffi::OsStr::new),
+            Some(&home),
+        )
+        .map_err(|e| invalid(&e.to_string()))?;
+        let cwd = PathBuf::from(text("cwd").ok_or_else(|| invalid("cwd is missing"))?);
+        // An unavailable trust accessor means untrusted.
+        let trusted = event
+            .get("trusted")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let version = text("piVersion")
+            .and_then(|v| PiVersion::parse(v).ok())
+            .unwrap_or(PiVersion::NEWEST);
+        let reason = match text("reason") {
+            Some("reload") => StartReason::Reload,
+            Some("new") => StartReason::New,
+            Some("resume") => StartReason::Resume,
+            Some("fork") => StartReason::Fork,
+            _ => StartReason::Startup,
+        };
+        let branch = branch(entries_json);
+        let branch_filters = matches!(&branch, BranchRead::Entries(e) if e.iter().any(|e| e.get("customType").and_then(Value::as_str) == Some(pcd_ledger::CUSTOM_TYPE)));
+        let files = load_settings(&agent_dir, &cwd, branch_filters);
+        let approved = matches!(&files.settings, context_decisions::session::SettingsRead::Read(s) if s.tools.read_mcp_config);
+        let (mcp_origins, origin_warnings) =
+            load_mcp_origins(approved, &agent_dir, &cwd, trusted, version);
+        let mut warnings = files.warnings;
+        warnings.extend(origin_warnings);
+        let (inner, _) = Session::start(StartEvent {
+            reason,
+            nonce: text("nonce").unwrap_or("s").to_owned(),
+            settings: files.settings,
+            project: files.project,
+            mcp_origins,
+            branch,
+        });
+        Ok(PiSession {
+            inner,
+            agent_dir,
+            cwd,
+            warnings,
+        })
+    }
+
+    /// Warnings from the last read of the files (sentences), taken once.
+    #[napi]
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    /// Whether tool filtering is on.
+    #[napi]
+    pub fn filtering_on(&self) -> bool {
+        self.inner.filtering_on()
+    }
+
+    /// Whether the next boundary needs `getAllTools()` and `getActiveTools()` (off means off).
+    #[napi]
+    pub fn needs_inventory(&self) -> bool {
+        self.inner.needs_inventory()
+    }
+
+    /// A boundary. `kind_json`: `{"type":"prompt","text":…|null}`, `{"type":"toolRound"}` or
+    /// `{"type":"reconcile"}`. `tools_json`: `getAllTools()` as JSON text, undefined when it
+    /// threw. Returns the effects as JSON text.
+    #[napi]
+    pub fn boundary(
+        &mut self,
+        kind_json: String,
+        tools_json: Option<String>,
+        active: Vec<String>,
+    ) -> Result<String> {
+        let kind = parse_json(&kind_json, "the boundary kind")?;
+        let kind = match kind.get("type").and_then(Value::as_str) {
+            Some("prompt") => BoundaryKind::Prompt {
+                text: kind.get("text").and_then(Value::as_str).map(str::to_owned),
+            },
+            Some("toolRound") => BoundaryKind::ToolRound,
+            Some("reconcile") => BoundaryKind::Reconcile,
+            _ => return Err(invalid("unknown boundary kind")),
+        };
+        let effects = self.inner.boundary(BoundaryEvent {
+            kind,
+            inventory: inventory(tools_json),
+            active,
+        });
+        Ok(effects_json(&effects).to_string())
+    }
+
+    /// The settings or an allowlist were saved (or may have changed): reads the files again.
+    #[napi]
+    pub fn settings_changed(&mut self) {
+        let filters = self.inner.branch().is_some_and(|b| !b.rounds().is_empty());
+        let files = load_settings(&self.agent_dir, &self.cwd, filters);
+        self.warnings.extend(files.warnings);
+        self.inner.settings_changed(files.settings, files.project);
+    }
+
+    /// The branch moved (`/tree`, fork, resume): its entries as JSON text, undefined when they
+    /// could not be read. Follow with a `reconcile` boundary.
+    #[napi]
+    pub fn branch_moved(&mut self, entries_json: Option<String>) {
+        self.inner.branch_moved(branch(entries_json));
+    }
+
+    /// The verdict on one `tool_call`. `server_kind`: 0 no `server` argument (absent or null),
+    /// 1 a string (`server`), 2 any other value.
+    #[napi]
+    pub fn tool_call(
+        &mut self,
+        tool: String,
+        server_kind: u32,
+        server: Option<String>,
+    ) -> CallResult {
+        call_result(self.inner.tool_call(&call_event(tool, server_kind, server)))
+    }
+
+    /// [`PiSession::tool_call`] after refreshing the registry with `getAllTools()` (JSON text,
+    /// undefined when it threw).
+    #[napi]
+    pub fn tool_call_with(
+        &mut self,
+        tool: String,
+        server_kind: u32,
+        server: Option<String>,
+        tools_json: Option<String>,
+    ) -> CallResult {
+        let event = call_event(tool, server_kind, server);
+        call_result(
+            self.inner
+                .tool_call_with(&event, Some(inventory(tools_json))),
+        )
+    }
 }

@@ -15,6 +15,7 @@
 //! assert_eq!(rows[0].kind, "internal");
 //! ```
 
+pub mod commands;
 pub mod eval;
 pub mod groups;
 pub mod inventory;
@@ -22,3 +23,5 @@ pub mod load;
 pub mod mcp_origins;
 pub mod pick;
 pub mod session;
+pub mod simulate;
+pub mod views;

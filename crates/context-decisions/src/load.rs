@@ -11,7 +11,7 @@ use pcd_ui_text::{
     config_warning, settings_fallback, settings_warning, FileProblem, SettingsFallback,
     SettingsFile,
 };
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// What the files say, and the warnings to show about them.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,39 +99,9 @@ pub fn load_mcp_origins(
     (servers, warnings)
 }
 
-/// Pi's agent directory as Pi resolves it: `PI_CODING_AGENT_DIR` (empty means unset; `~` and
-/// `~/x` expand to the home directory), else `~/.pi/agent`. `env` and `home` come in as
-/// arguments so the rule is testable.
-pub fn agent_dir(env: Option<&str>, home: &Path) -> PathBuf {
-    match env.filter(|v| !v.is_empty()) {
-        Some("~") => home.to_path_buf(),
-        Some(v) if v.starts_with("~/") => home.join(&v[2..]),
-        Some(v) => match v.strip_prefix("file://") {
-            Some(path) => PathBuf::from(path),
-            None => PathBuf::from(v),
-        },
-        None => home.join(".pi").join("agent"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn agent_dir_follows_pis_rule() {
-        let home = Path::new("/home/u");
-        assert_eq!(agent_dir(None, home), PathBuf::from("/home/u/.pi/agent"));
-        assert_eq!(
-            agent_dir(Some(""), home),
-            PathBuf::from("/home/u/.pi/agent")
-        );
-        assert_eq!(agent_dir(Some("~"), home), PathBuf::from("/home/u"));
-        assert_eq!(agent_dir(Some("~/pi"), home), PathBuf::from("/home/u/pi"));
-        assert_eq!(agent_dir(Some("/x/y"), home), PathBuf::from("/x/y"));
-        assert_eq!(agent_dir(Some("file:///x/y"), home), PathBuf::from("/x/y"));
-        assert_eq!(agent_dir(Some("rel/dir"), home), PathBuf::from("rel/dir"));
-    }
 
     #[test]
     fn unreadable_and_absent_files() {

@@ -50,6 +50,16 @@ enum Command {
     Eval(context_decisions::eval::EvalArgs),
     /// Show what the picker would make available for one prompt, and what it would withhold.
     Pick(context_decisions::pick::PickArgs),
+    /// The `/decisions tools list` or `/decisions mcp list` view over an inventory, the settings
+    /// and allowlists, and a session's ledger.
+    List(context_decisions::commands::ListArgs),
+    /// The verdict and reason for one tool call on a session's branch.
+    Gate(context_decisions::commands::GateArgs),
+    /// Run a scripted Pi session through a real Session and print every effect (JSON lines).
+    Simulate {
+        /// The script (JSON; see the simulate module's documentation).
+        script: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -119,6 +129,18 @@ fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Pick(args) => {
             let text = context_decisions::pick::run(&args)?;
+            out.write_all(text.as_bytes()).map_err(|e| e.to_string())
+        }
+        Command::List(args) => {
+            let text = context_decisions::commands::list(&args)?;
+            out.write_all(text.as_bytes()).map_err(|e| e.to_string())
+        }
+        Command::Gate(args) => {
+            let text = context_decisions::commands::gate(&args)?;
+            out.write_all(text.as_bytes()).map_err(|e| e.to_string())
+        }
+        Command::Simulate { script } => {
+            let text = context_decisions::commands::simulate(&script)?;
             out.write_all(text.as_bytes()).map_err(|e| e.to_string())
         }
     }

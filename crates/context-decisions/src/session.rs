@@ -803,8 +803,8 @@ impl Session {
         inventory: Option<InventoryRead>,
     ) -> CallOutcome {
         let refreshed = inventory.is_some();
-        if let Some(InventoryRead::Tools(tools)) = inventory {
-            self.set_inventory(tools);
+        if let Some(inventory) = inventory {
+            self.refresh_inventory(inventory);
         }
         let mut effects = Vec::new();
         let verdict = match self.verdict(call) {
@@ -898,6 +898,14 @@ impl Session {
         self.commit(round, effects);
     }
 
+    /// Replaces the registry snapshot without a boundary: no round, no entry, no active-set
+    /// change (a read-only view, or a refresh before a verdict).
+    pub fn refresh_inventory(&mut self, inventory: InventoryRead) {
+        if let InventoryRead::Tools(tools) = inventory {
+            self.set_inventory(tools);
+        }
+    }
+
     /// The tools as `/decisions tools list` shows them (for the views in [`crate::views`]).
     pub fn inventory(&self) -> Option<&[ToolInfo]> {
         self.inventory.as_deref()
@@ -935,4 +943,29 @@ fn considered(branch: &BranchState, mode: Mode, key: &CandidateKey) -> bool {
         (_, CandidateKey::Tool(name)) => branch.was_tool_considered(name),
         (_, CandidateKey::Group(key)) => branch.was_group_considered(key),
     }
+}
+
+impl Effect {
+    /// The effect as the JSON the Pi extension carries out:
+    /// `{"type":"setActiveTools","names":[…]}`, `{"type":"appendEntry","customType":…,"data":…}`,
+    /// `{"type":"notice","text":…}`, `{"type":"warn","text":…}`.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Effect::SetActiveTools(names) => {
+                serde_json::json!({"type": "setActiveTools", "names": names})
+            }
+            Effect::AppendEntry(data) => serde_json::json!({
+                "type": "appendEntry",
+                "customType": pcd_ledger::CUSTOM_TYPE,
+                "data": data,
+            }),
+            Effect::Notice(text) => serde_json::json!({"type": "notice", "text": text}),
+            Effect::Warn(text) => serde_json::json!({"type": "warn", "text": text}),
+        }
+    }
+}
+
+/// Effects as one JSON array.
+pub fn effects_json(effects: &[Effect]) -> Value {
+    Value::Array(effects.iter().map(Effect::to_json).collect())
 }

@@ -1,0 +1,193 @@
+//! The `list`, `gate` and `simulate` subcommands: the extension's views and verdicts over files,
+//! through a real [`Session`].
+
+use crate::load::{load_mcp_origins, load_settings};
+use crate::mcp_origins::{resolve_agent_dir, AGENT_DIR_ENV};
+use crate::session::{
+    BranchRead, InventoryRead, Session, SettingsRead, StartEvent, StartReason, ToolCallEvent,
+};
+use pcd_config_reader::PiVersion;
+use pcd_ledger::SessionFile;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// Where the settings and the session come from, for `list` and `gate`.
+#[derive(Debug, clap::Args)]
+pub struct SessionArgs {
+    /// A JSON array shaped like Pi's getAllTools().
+    #[arg(long, value_name = "FILE")]
+    pub tools: PathBuf,
+    /// A Pi session file (JSONL) whose branch ledger applies [default: none, an empty branch].
+    #[arg(long, value_name = "FILE")]
+    pub session: Option<PathBuf>,
+    /// The branch's leaf entry id [default: the session file's last entry, as Pi loads it].
+    #[arg(long, value_name = "ID", requires = "session")]
+    pub leaf: Option<String>,
+    /// Pi's agent directory [default: $PI_CODING_AGENT_DIR, else ~/.pi/agent].
+    #[arg(long, value_name = "DIR")]
+    pub agent_dir: Option<PathBuf>,
+    /// The project folder [default: the current one].
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Whether the project is trusted (its mcp.json is read only then, and only when the settings
+    /// approve the names-only read).
+    #[arg(long, value_name = "yes|no", default_value = "no", action = clap::ArgAction::Set, value_parser = crate::mcp_origins::parse_trusted)]
+    pub trusted: bool,
+}
+
+/// `list tools|mcp`.
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// `tools` (one row per tool) or `mcp` (one row per MCP server and extension).
+    #[arg(value_parser = ["tools", "mcp"])]
+    pub what: String,
+    /// Where the inventory, settings and session come from.
+    #[command(flatten)]
+    pub from: SessionArgs,
+}
+
+/// `gate`.
+#[derive(Debug, clap::Args)]
+pub struct GateArgs {
+    /// Where the inventory, settings and session come from.
+    #[command(flatten)]
+    pub from: SessionArgs,
+    /// The call as Pi's `tool_call` event has it: `{"toolName": …, "input": {…}}`.
+    #[arg(long, value_name = "JSON")]
+    pub call: String,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn agent_dir(given: &Option<PathBuf>) -> Result<PathBuf, String> {
+    match given {
+        Some(dir) => Ok(dir.clone()),
+        None => resolve_agent_dir(
+            std::env::var_os(AGENT_DIR_ENV).as_deref(),
+            std::env::var_os("HOME").as_deref().map(Path::new),
+        )
+        .map_err(|e| e.to_string()),
+    }
+}
+
+fn branch_entries(path: &Path, leaf: Option<&str>) -> Result<Vec<Value>, String> {
+    let name = path.display();
+    let mut file = SessionFile::open(path).map_err(|e| format!("session file `{name}`: {e}"))?;
+    let branch = file
+        .branch_for(leaf)
+        .map_err(|e| format!("session file `{name}`: {e}"))?;
+    file.read_branch(&branch)
+        .map_err(|e| format!("session file `{name}`: {e}"))
+}
+
+/// Builds a session over the files, with the inventory as its registry snapshot; returns it and
+/// the warnings about the files.
+fn open_session(args: &SessionArgs) -> Result<(Session, Vec<String>), String> {
+    let inventory =
+        crate::inventory::read_inventory_file(&args.tools).map_err(|e| e.to_string())?;
+    let agent_dir = agent_dir(&args.agent_dir)?;
+    let cwd = match &args.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir()
+            .map_err(|e| format!("cannot read the current folder: {}", e.kind()))?,
+    };
+    let entries = match &args.session {
+        Some(path) => branch_entries(path, args.leaf.as_deref())?,
+        None => Vec::new(),
+    };
+    let filters = entries
+        .iter()
+        .any(|e| e.get("customType").and_then(Value::as_str) == Some(pcd_ledger::CUSTOM_TYPE));
+    let files = load_settings(&agent_dir, &cwd, filters);
+    let approved = matches!(&files.settings, SettingsRead::Read(s) if s.tools.read_mcp_config);
+    let (origins, origin_warnings) =
+        load_mcp_origins(approved, &agent_dir, &cwd, args.trusted, PiVersion::NEWEST);
+    let mut warnings = files.warnings;
+    warnings.extend(origin_warnings);
+    let (mut session, _) = Session::start(StartEvent {
+        reason: StartReason::Resume,
+        nonce: "cli".into(),
+        settings: files.settings,
+        project: files.project,
+        mcp_origins: origins,
+        branch: BranchRead::Entries(entries),
+    });
+    session.refresh_inventory(InventoryRead::Tools(inventory.tools));
+    Ok((session, warnings))
+}
+
+fn with_warnings(text: String, warnings: &[String]) -> String {
+    let mut out = text;
+    for w in warnings {
+        out.push_str("\nwarning: ");
+        out.push_str(w);
+    }
+    if !warnings.is_empty() {
+        out.push('\n');
+    }
+    out
+}
+
+/// Runs `list` and returns what to print.
+pub fn list(args: &ListArgs) -> Result<String, String> {
+    let (session, warnings) = open_session(&args.from)?;
+    let view = crate::views::inventory_view(&session);
+    let text = match args.what.as_str() {
+        "mcp" => pcd_ui_text::mcp_list(&view),
+        _ => pcd_ui_text::tools_list(&view),
+    };
+    Ok(with_warnings(text, &warnings))
+}
+
+/// Runs `gate` and returns what to print. Nothing is written: a tool nobody has scored yet is
+/// scored in memory, as the extension would score it at its first call.
+pub fn gate(args: &GateArgs) -> Result<String, String> {
+    let call: Value =
+        serde_json::from_str(&args.call).map_err(|_| "--call is not valid JSON".to_owned())?;
+    let tool = call
+        .get("toolName")
+        .and_then(Value::as_str)
+        .ok_or("--call needs a string `toolName`")?;
+    let server = match call.get("input").and_then(|i| i.get("server")) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(Ok(s.clone())),
+        Some(_) => Some(Err(())),
+    };
+    let (mut session, warnings) = open_session(&args.from)?;
+    let outcome = session.tool_call(&ToolCallEvent {
+        tool: tool.to_owned(),
+        server,
+    });
+    let scored = !outcome.effects.is_empty();
+    if args.json {
+        let verdict = json!({
+            "verdict": if outcome.block.is_some() { "block" } else { "allow" },
+            "reason": outcome.block,
+            "scoredNow": scored,
+            "warnings": warnings,
+        });
+        return Ok(format!("{verdict}\n"));
+    }
+    let text = match &outcome.block {
+        None => "allow\n".to_owned(),
+        Some(reason) => format!("block: {reason}\n"),
+    };
+    Ok(with_warnings(text, &warnings))
+}
+
+/// Runs `simulate SCRIPT` and returns one JSON line per event.
+pub fn simulate(script: &Path) -> Result<String, String> {
+    let name = script.display();
+    let bytes =
+        std::fs::read(script).map_err(|e| format!("cannot read script `{name}`: {}", e.kind()))?;
+    let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        format!(
+            "script `{name}` is not valid JSON (line {}, column {})",
+            e.line(),
+            e.column()
+        )
+    })?;
+    let lines = crate::simulate::run(&value).map_err(|e| format!("script `{name}`: {e}"))?;
+    Ok(lines.iter().map(|l| format!("{l}\n")).collect())
+}

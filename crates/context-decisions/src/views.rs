@@ -1,0 +1,91 @@
+//! The `/decisions tools list` and `/decisions mcp list` views of a session: every tool with the
+//! reason it is available (or that it is withheld), rendered by ui-text.
+
+use crate::session::Session;
+use pcd_ledger::{Basis, Boundary};
+use pcd_model::{Mode, RemedyList, ToolKind};
+use pcd_ui_text::{Availability, Boundary as ShownBoundary, Filtering, InventoryView, ToolRow};
+
+/// The view of every tool the session's snapshot holds.
+pub fn inventory_view(session: &Session) -> InventoryView {
+    let on = session.filtering_on();
+    let mode = session.settings().tools.mode;
+    let tools = session.inventory().unwrap_or_default();
+    let (classes, _) = session.classifier().classify_all(tools);
+    let rows = tools
+        .iter()
+        .zip(&classes)
+        .map(|(tool, class)| {
+            let availability = if !on {
+                Availability::FilteringOff
+            } else {
+                availability(session, mode, tool, class)
+            };
+            ToolRow::new(tool, class, availability)
+        })
+        .collect();
+    InventoryView {
+        filtering: if on {
+            Filtering::On(mode)
+        } else {
+            Filtering::Off
+        },
+        rows,
+        active_set_changes: session.active_set_changes(),
+    }
+}
+
+fn availability(
+    session: &Session,
+    mode: Mode,
+    tool: &pcd_model::ToolInfo,
+    class: &pcd_model::Classified,
+) -> Availability {
+    if class.kind.is_internal() {
+        return Availability::Internal;
+    }
+    if class.kind == ToolKind::Unfiltered && mode == Mode::Mcp {
+        return Availability::Unfiltered;
+    }
+    let lists = session.allowlists().for_scope(class.scope);
+    if lists.has_tool(&tool.name) {
+        return Availability::Allowlisted {
+            scope: class.scope,
+            list: RemedyList::Tools,
+        };
+    }
+    if let Some(g) = &class.group {
+        if lists.has_group(&g.key) {
+            return Availability::Allowlisted {
+                scope: class.scope,
+                list: RemedyList::Groups,
+            };
+        }
+    }
+    if let Some(branch) = session.branch() {
+        let group_key = class.group.as_ref().map(|g| g.key.as_str());
+        let found = branch.rounds().iter().enumerate().find(|(_, r)| {
+            r.new_tools.iter().any(|t| **t == tool.name)
+                || group_key.is_some_and(|k| r.new_groups.iter().any(|g| &**g == k))
+        });
+        if let Some((i, round)) = found {
+            return match round.basis {
+                Basis::Unscored => Availability::NotScored,
+                Basis::Baseline => Availability::AlreadyRegistered,
+                _ => Availability::Round {
+                    round: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                    boundary: match round.boundary {
+                        Boundary::ToolRound => ShownBoundary::ToolRound,
+                        Boundary::FirstCall => ShownBoundary::FirstCall,
+                        _ => ShownBoundary::Prompt,
+                    },
+                },
+            };
+        }
+    }
+    if session.is_allowed(&tool.name) {
+        Availability::NotScored
+    } else {
+        Availability::Withheld
+    }
+}
