@@ -18,6 +18,7 @@
 pub mod commands;
 pub mod eval;
 pub mod groups;
+pub mod http_scorer;
 pub mod inventory;
 pub mod load;
 pub mod mcp_origins;

@@ -4,14 +4,17 @@
 //! `mcp` mode extension tools with no usable provenance are left unfiltered), scores them with
 //! the chosen decision model, and applies the default threshold and cap. Nothing is recorded.
 
+use crate::http_scorer::HttpScorer;
 use crate::inventory::read_inventory_file;
 use pcd_model::{Allowlists, Classifier, DecisionSettings, Mode};
 use pcd_picker::candidates::{candidates, Available, CandidateKey, Exempt};
 use pcd_picker::embedded::{CandidateText, EmbeddedIndex};
+use pcd_picker::request::{build_requests, parse_answer, DecisionModel, ModelError};
 use pcd_picker::round::{rounded, select, Outcome};
 use pcd_picker::text::bounded;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
+use std::time::Duration;
 
 /// The longest prompt the picker reads, in characters (the rest is ignored).
 pub const MAX_PROMPT_CHARS: usize = 4000;
@@ -48,11 +51,64 @@ fn exempt_reason(e: Exempt) -> &'static str {
     }
 }
 
+/// Environment variables of the HTTP scorer for the command-line program (the extension reads
+/// `decision.baseUrl`, `decision.model` and `decision.apiKeyEnv` from its settings instead).
+pub const ENV_BASE_URL: &str = "CONTEXT_DECISIONS_BASE_URL";
+/// See [`ENV_BASE_URL`].
+pub const ENV_MODEL: &str = "CONTEXT_DECISIONS_MODEL";
+/// See [`ENV_BASE_URL`]: the name of the variable holding the API key, if any.
+pub const ENV_API_KEY: &str = "CONTEXT_DECISIONS_API_KEY";
+
+fn http_from_env(decision: &DecisionSettings) -> Result<HttpScorer, String> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let base = var(ENV_BASE_URL).ok_or(format!("--scorer http needs {ENV_BASE_URL}"))?;
+    let model = var(ENV_MODEL).ok_or(format!("--scorer http needs {ENV_MODEL}"))?;
+    HttpScorer::new(
+        &base,
+        &model,
+        var(ENV_API_KEY),
+        Duration::from_millis(decision.timeout_ms),
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// Scores every candidate through `model`: bounded batches, at most `decision.concurrency` in
+/// flight, each answer checked per candidate. Any failed batch fails the whole round.
+pub fn score_with(
+    model: &(dyn DecisionModel + Sync),
+    prompt: &str,
+    candidates: &[pcd_picker::candidates::Candidate],
+    decision: &DecisionSettings,
+) -> Result<Vec<Option<f64>>, ModelError> {
+    let requests = build_requests(prompt, candidates, decision.batch_size as usize);
+    let mut scores = vec![None; candidates.len()];
+    let width = (decision.concurrency as usize).max(1);
+    for wave in requests.chunks(width) {
+        let answers: Vec<Result<String, ModelError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = wave
+                .iter()
+                .map(|r| s.spawn(move || model.answer(r)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or(Err(ModelError::Unavailable)))
+                .collect()
+        });
+        for (request, answer) in wave.iter().zip(answers) {
+            // A malformed answer drops its candidates (they stay `None`); it does not fail the
+            // round, since nothing is selected from it.
+            if let Ok(valid) = parse_answer(request, &answer?) {
+                for (index, score) in valid {
+                    scores[index] = Some(score);
+                }
+            }
+        }
+    }
+    Ok(scores)
+}
+
 /// Runs `pick` and returns what to print.
 pub fn run(args: &PickArgs) -> Result<String, String> {
-    if args.scorer == "http" {
-        return Err("the http scorer is not available in this build; use --scorer embedded".into());
-    }
     let inventory = read_inventory_file(&args.tools).map_err(|e| e.to_string())?;
     let mode = Mode::parse(&args.mode).unwrap_or_default();
     let decision = DecisionSettings::default();
@@ -71,6 +127,11 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
     let too_few = set.candidates.len() < decision.minimum_candidates as usize;
     let outcomes = if too_few {
         Vec::new()
+    } else if args.scorer == "http" {
+        let scorer = http_from_env(&decision)?;
+        let scores = score_with(&scorer, &prompt, &set.candidates, &decision)
+            .map_err(|e| format!("{e}; nothing would be made available (fail closed)"))?;
+        select(&scores, decision.threshold, cap)
     } else {
         let index = EmbeddedIndex::build(set.candidates.iter().map(|c| CandidateText {
             names: &c.names,

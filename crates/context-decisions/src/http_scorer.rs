@@ -1,0 +1,495 @@
+//! The HTTP decision model: any OpenAI-compatible `/v1/chat/completions` endpoint.
+//!
+//! Only `http` to a loopback address (a local llama.cpp or Ollama) is spoken here, over a plain
+//! `std` socket; an `https` URL is refused with a clear error, because this build carries no
+//! TLS client, and plain `http` to any other host is refused so the prompt and the API key never
+//! cross a network in clear text. Every call has one deadline (connect, write and read
+//! together); the answer is read with a size bound and parsed strictly. The API key is sent in
+//! the `Authorization` header and nowhere else: it is not in any error, and `Debug` redacts it.
+
+use pcd_picker::request::{DecisionModel, DecisionRequest, ModelError, INSTRUCTIONS};
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+/// The largest HTTP response read.
+pub const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
+
+/// Why an HTTP scorer cannot be configured. No URL, model name or key is echoed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HttpScorerError {
+    /// The base URL is not `http://host[:port][/path]`.
+    #[error("the decision base URL is not a valid http URL")]
+    BadUrl,
+    /// An `https` URL: this build has no TLS client.
+    #[error(
+        "https decision endpoints are not supported by this build; use a loopback http endpoint"
+    )]
+    HttpsUnsupported,
+    /// Plain `http` to a host that is not loopback.
+    #[error("plain http is only allowed to a loopback address (127.0.0.1, ::1 or localhost)")]
+    NotLoopback,
+    /// No model named.
+    #[error("no decision model is named")]
+    NoModel,
+}
+
+/// A configured endpoint.
+pub struct HttpScorer {
+    address: SocketAddr,
+    host_header: String,
+    path: String,
+    model: String,
+    api_key: Option<String>,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for HttpScorer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpScorer")
+            .field("address", &self.address)
+            .field("path", &self.path)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+impl HttpScorer {
+    /// Checks the configuration: `base_url` like `http://127.0.0.1:8080` or
+    /// `http://localhost:11434/v1` (`/v1/chat/completions` or `/chat/completions` is appended).
+    pub fn new(
+        base_url: &str,
+        model: &str,
+        api_key: Option<String>,
+        timeout: Duration,
+    ) -> Result<HttpScorer, HttpScorerError> {
+        if model.trim().is_empty() {
+            return Err(HttpScorerError::NoModel);
+        }
+        let lower = base_url.to_ascii_lowercase();
+        if lower.starts_with("https://") {
+            return Err(HttpScorerError::HttpsUnsupported);
+        }
+        let rest = base_url
+            .get(7..)
+            .filter(|_| lower.starts_with("http://"))
+            .ok_or(HttpScorerError::BadUrl)?;
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        if authority.is_empty() || authority.contains('@') {
+            return Err(HttpScorerError::BadUrl);
+        }
+        let (host, port) = match authority.strip_prefix('[') {
+            Some(v6) => {
+                let (h, p) = v6.split_once(']').ok_or(HttpScorerError::BadUrl)?;
+                (h, p.strip_prefix(':'))
+            }
+            None => match authority.rsplit_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (authority, None),
+            },
+        };
+        let port: u16 = match port {
+            Some(p) => p.parse().map_err(|_| HttpScorerError::BadUrl)?,
+            None => 80,
+        };
+        let loopback = host.eq_ignore_ascii_case("localhost")
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        if !loopback {
+            return Err(HttpScorerError::NotLoopback);
+        }
+        let address = (
+            if host.eq_ignore_ascii_case("localhost") {
+                "127.0.0.1"
+            } else {
+                host
+            },
+            port,
+        )
+            .to_socket_addrs()
+            .map_err(|_| HttpScorerError::BadUrl)?
+            .next()
+            .ok_or(HttpScorerError::BadUrl)?;
+        let path = path.trim_end_matches('/');
+        let path = if path.ends_with("/v1") {
+            format!("{path}/chat/completions")
+        } else {
+            format!("{path}/v1/chat/completions")
+        };
+        Ok(HttpScorer {
+            address,
+            host_header: authority.to_owned(),
+            path,
+            model: model.to_owned(),
+            api_key,
+            timeout,
+        })
+    }
+
+    fn exchange(&self, body: &str) -> Result<(u16, Vec<u8>), ModelError> {
+        let deadline = Instant::now() + self.timeout;
+        let left = || {
+            deadline
+                .checked_duration_since(Instant::now())
+                .filter(|d| !d.is_zero())
+                .ok_or(ModelError::Unavailable)
+        };
+        let mut stream = TcpStream::connect_timeout(&self.address, left()?)
+            .map_err(|_| ModelError::Unavailable)?;
+        let mut head = format!(
+            "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\nConnection: close\r\nContent-Length: {}\r\n",
+            self.path,
+            self.host_header,
+            body.len()
+        );
+        if let Some(key) = &self.api_key {
+            head.push_str("Authorization: Bearer ");
+            head.push_str(key);
+            head.push_str("\r\n");
+        }
+        head.push_str("\r\n");
+        stream
+            .set_write_timeout(Some(left()?))
+            .map_err(|_| ModelError::Unavailable)?;
+        stream
+            .write_all(head.as_bytes())
+            .and_then(|()| stream.write_all(body.as_bytes()))
+            .map_err(|_| ModelError::Unavailable)?;
+        let mut response = Vec::new();
+        let mut buf = [0u8; 8192];
+        loop {
+            stream
+                .set_read_timeout(Some(left()?))
+                .map_err(|_| ModelError::Unavailable)?;
+            match stream.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    response.extend_from_slice(&buf[..n]);
+                    if response.len() > MAX_RESPONSE_BYTES {
+                        return Err(ModelError::Unavailable);
+                    }
+                    if let Some(done) = complete(&response, false) {
+                        return done;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return Err(ModelError::Unavailable),
+            }
+        }
+        complete(&response, true).unwrap_or(Err(ModelError::Unavailable))
+    }
+}
+
+/// The status and body once `response` holds a whole HTTP response (by `Content-Length`,
+/// chunked encoding, or, at the end of the stream, everything after the headers); `None` while
+/// more is needed. A response cut short at the end of the stream is an error.
+fn complete(response: &[u8], eof: bool) -> Option<Result<(u16, Vec<u8>), ModelError>> {
+    let end = response.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = std::str::from_utf8(&response[..end]).ok();
+    let Some(head) = head else {
+        return Some(Err(ModelError::Unavailable));
+    };
+    let mut lines = head.split("\r\n");
+    let status: Option<u16> = lines
+        .next()
+        .filter(|l| l.starts_with("HTTP/1."))
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok());
+    let Some(status) = status else {
+        return Some(Err(ModelError::Unavailable));
+    };
+    let header = |name: &str| {
+        head.split("\r\n").skip(1).find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().to_owned())
+        })
+    };
+    let body = &response[end + 4..];
+    if header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+        return match dechunk(body) {
+            Some(b) => Some(Ok((status, b))),
+            None if eof => Some(Err(ModelError::Unavailable)),
+            None => None,
+        };
+    }
+    match header("content-length").map(|v| v.parse::<usize>()) {
+        Some(Ok(n)) if body.len() >= n => Some(Ok((status, body[..n].to_vec()))),
+        Some(Err(_)) => Some(Err(ModelError::Unavailable)),
+        _ if !eof => None,
+        Some(Ok(_)) => Some(Err(ModelError::Unavailable)),
+        None => Some(Ok((status, body.to_vec()))),
+    }
+}
+
+fn dechunk(mut body: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = body.windows(2).position(|w| w == b"\r\n")?;
+        let size_text = std::str::from_utf8(&body[..line_end]).ok()?;
+        let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
+        body = &body[line_end + 2..];
+        if size == 0 {
+            return Some(out);
+        }
+        if body.len() < size + 2 {
+            return None;
+        }
+        out.extend_from_slice(&body[..size]);
+        body = &body[size + 2..];
+    }
+}
+
+impl DecisionModel for HttpScorer {
+    fn answer(&self, request: &DecisionRequest) -> Result<String, ModelError> {
+        let payload = json!({
+            "model": self.model,
+            "temperature": 0,
+            "messages": [
+                {"role": "system", "content": INSTRUCTIONS},
+                {"role": "user", "content": request.body},
+            ],
+        })
+        .to_string();
+        let (status, body) = self.exchange(&payload)?;
+        match status {
+            200 => {}
+            401 | 403 | 404 => return Err(ModelError::Configuration),
+            _ => return Err(ModelError::Unavailable),
+        }
+        // Strict: a JSON object whose first choice has a string message content. The content
+        // itself is checked per candidate by `parse_answer`.
+        let value: Value = serde_json::from_slice(&body).map_err(|_| ModelError::Unavailable)?;
+        value
+            .get("choices")
+            .and_then(|c| c.get(0))
+            .and_then(|c| c.get("message"))
+            .and_then(|m| m.get("content"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or(ModelError::Unavailable)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pcd_picker::candidates::{Candidate, CandidateKey};
+    use pcd_picker::request::{build_requests, parse_answer};
+    use std::net::TcpListener;
+    use std::sync::mpsc;
+    use std::thread;
+
+    const KEY: &str = "sk-test-SECRET-KEY-123";
+
+    fn request() -> DecisionRequest {
+        let c: Vec<Candidate> = (0..2)
+            .map(|i| Candidate {
+                key: CandidateKey::Tool(format!("t{i}")),
+                label: String::new(),
+                description: format!("tool {i}"),
+                names: vec![format!("t{i}")],
+                members: vec![i],
+                definition_chars: 0,
+            })
+            .collect();
+        build_requests("find it", &c, 50).remove(0)
+    }
+
+    /// A one-shot server on 127.0.0.1 that waits `delay`, then writes `response` (or nothing,
+    /// holding the connection open, when `None`). Sends back what it received.
+    fn serve(delay: Duration, response: Option<String>) -> (u16, mpsc::Receiver<String>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            conn.set_read_timeout(Some(Duration::from_millis(500)))
+                .unwrap();
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = conn.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&got);
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let len: usize = text[..end]
+                        .lines()
+                        .find_map(|l| l.strip_prefix("Content-Length: "))
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(0);
+                    if got.len() >= end + 4 + len {
+                        break;
+                    }
+                }
+            }
+            let _ = tx.send(String::from_utf8_lossy(&got).into_owned());
+            thread::sleep(delay);
+            match response {
+                Some(r) => {
+                    let _ = conn.write_all(r.as_bytes());
+                }
+                None => thread::sleep(Duration::from_secs(3)),
+            }
+        });
+        (port, rx)
+    }
+
+    fn ok(content: &str) -> String {
+        let body = json!({"choices": [{"message": {"role": "assistant", "content": content}}]})
+            .to_string();
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    }
+
+    fn scorer(port: u16, timeout_ms: u64) -> HttpScorer {
+        HttpScorer::new(
+            &format!("http://127.0.0.1:{port}/v1"),
+            "local-model",
+            Some(KEY.to_owned()),
+            Duration::from_millis(timeout_ms),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_good_answer_is_parsed_and_checked_per_candidate() {
+        let (port, rx) = serve(
+            Duration::ZERO,
+            Some(ok(
+                r#"{"scores":[{"id":"c1","score":0.8},{"id":"c2","score":2}]}"#,
+            )),
+        );
+        let r = request();
+        let text = scorer(port, 2000).answer(&r).unwrap();
+        assert_eq!(parse_answer(&r, &text).unwrap(), vec![(0, 0.8)]);
+        let sent = rx.recv().unwrap();
+        assert!(sent.starts_with("POST /v1/chat/completions HTTP/1.1\r\n"));
+        assert!(sent.contains(&format!("Authorization: Bearer {KEY}\r\n")));
+        assert!(sent.contains("\"model\":\"local-model\""));
+    }
+
+    #[test]
+    fn a_chunked_answer_is_read() {
+        let body = json!({"choices": [{"message": {"content": "{\"scores\":[]}"}}]}).to_string();
+        let (a, b) = body.split_at(10);
+        let response = format!(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{a}\r\n{:x}\r\n{b}\r\n0\r\n\r\n",
+            a.len(),
+            b.len()
+        );
+        let (port, _rx) = serve(Duration::ZERO, Some(response));
+        assert_eq!(
+            scorer(port, 2000).answer(&request()).unwrap(),
+            "{\"scores\":[]}"
+        );
+    }
+
+    #[test]
+    fn a_late_answer_times_out() {
+        let (port, _rx) = serve(Duration::from_millis(800), Some(ok("{}")));
+        let start = Instant::now();
+        assert_eq!(
+            scorer(port, 300).answer(&request()),
+            Err(ModelError::Unavailable)
+        );
+        assert!(start.elapsed() < Duration::from_millis(750));
+    }
+
+    #[test]
+    fn no_answer_at_all_times_out_and_a_closed_port_fails() {
+        let (port, _rx) = serve(Duration::ZERO, None);
+        assert_eq!(
+            scorer(port, 300).answer(&request()),
+            Err(ModelError::Unavailable)
+        );
+        let closed = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        assert_eq!(
+            scorer(closed, 300).answer(&request()),
+            Err(ModelError::Unavailable)
+        );
+    }
+
+    #[test]
+    fn malformed_answers_fail_strictly() {
+        for response in [
+            "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello".to_owned(),
+            ok_raw(r#"{"choices": []}"#),
+            ok_raw(r#"{"choices": [{"message": {"content": 7}}]}"#),
+            "garbage\r\n\r\n".to_owned(),
+            "HTTP/1.1 500 Oops\r\nContent-Length: 0\r\n\r\n".to_owned(),
+        ] {
+            let (port, _rx) = serve(Duration::ZERO, Some(response.clone()));
+            assert_eq!(
+                scorer(port, 2000).answer(&request()),
+                Err(ModelError::Unavailable),
+                "{response}"
+            );
+        }
+        let (port, _rx) = serve(
+            Duration::ZERO,
+            Some("HTTP/1.1 401 No\r\nContent-Length: 0\r\n\r\n".into()),
+        );
+        assert_eq!(
+            scorer(port, 2000).answer(&request()),
+            Err(ModelError::Configuration)
+        );
+    }
+
+    fn ok_raw(body: &str) -> String {
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    }
+
+    #[test]
+    fn only_loopback_http_is_accepted_and_nothing_secret_is_echoed() {
+        let t = Duration::from_secs(1);
+        let key = || Some(KEY.to_owned());
+        assert_eq!(
+            HttpScorer::new("https://openrouter.ai/api/v1", "m", key(), t).unwrap_err(),
+            HttpScorerError::HttpsUnsupported
+        );
+        assert_eq!(
+            HttpScorer::new("http://example.com/v1", "m", key(), t).unwrap_err(),
+            HttpScorerError::NotLoopback
+        );
+        assert_eq!(
+            HttpScorer::new("http://10.0.0.1:8080", "m", key(), t).unwrap_err(),
+            HttpScorerError::NotLoopback
+        );
+        assert_eq!(
+            HttpScorer::new("http://user:pw@127.0.0.1", "m", key(), t).unwrap_err(),
+            HttpScorerError::BadUrl
+        );
+        assert_eq!(
+            HttpScorer::new("ftp://127.0.0.1", "m", key(), t).unwrap_err(),
+            HttpScorerError::BadUrl
+        );
+        assert_eq!(
+            HttpScorer::new("http://127.0.0.1", " ", key(), t).unwrap_err(),
+            HttpScorerError::NoModel
+        );
+        let s = HttpScorer::new("http://localhost:11434", "m", key(), t).unwrap();
+        assert_eq!(s.path, "/v1/chat/completions");
+        assert!(HttpScorer::new("http://[::1]:8080/v1", "m", key(), t).is_ok());
+        assert!(!format!("{s:?}").contains(KEY));
+        for e in [HttpScorerError::BadUrl, HttpScorerError::NotLoopback] {
+            assert!(!e.to_string().contains(KEY));
+        }
+    }
+}
