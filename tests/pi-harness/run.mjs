@@ -129,6 +129,17 @@ if (Object.keys(mcpFiles.project).length || mcpExtra.project) {
 	writeFileSync(join(cwd, ".pi", "mcp.json"), JSON.stringify({ ...(mcpExtra.project ?? {}), mcpServers: mcpFiles.project }, null, 2));
 }
 
+// Extra files the scenario places in the agent dir or the project, for example another
+// extension's own settings: `files: { "agent/<relative path>": JSON or text, "project/…": … }`.
+for (const [target, content] of Object.entries(scenario.files ?? {})) {
+	const [base, ...rest] = target.split("/");
+	const dir = base === "agent" ? agentDir : base === "project" ? cwd : undefined;
+	if (!dir || rest.length === 0 || rest.includes("..")) fail(`files: ${target} must be agent/<path> or project/<path>`);
+	const path = join(dir, ...rest);
+	mkdirSync(dirname(path), { recursive: true });
+	writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content, null, 2));
+}
+
 // ---------------------------------------------------------------------------------------------
 // The report and the tracer's sink
 
