@@ -836,3 +836,106 @@ pub fn run(args: &EvalArgs) -> Result<String, String> {
         report(&args.set, &value)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranking_metrics_follow_their_definitions() {
+        let mut r = Ranking::default();
+        r.add(&[2, 0, 1], &[0]);
+        r.add(&[5, 6, 7, 8, 9, 10], &[9, 1]);
+        r.add(&[], &[]); // no label: not counted
+        assert_eq!(r.prompts, 2);
+        assert_eq!(r.recall, [0.0, 1.0, 1.5, 1.5]);
+        assert_eq!(r.complete, [1.0, 1.0]);
+        let ndcg1 = 1.0 / 3f64.log2();
+        let ndcg2 = (1.0 / 6f64.log2()) / (1.0 + 1.0 / 3f64.log2());
+        assert!((r.ndcg - (ndcg1 + ndcg2)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_split_is_stable_and_partitions_the_ids() {
+        assert_eq!(stable_hash("a"), 0xaf63_dc4c_8601_ec8c);
+        for id in ["single-0", "live_multiple_0-0-0", "x"] {
+            assert_ne!(in_split(id, Split::Tune), in_split(id, Split::Test));
+            assert!(in_split(id, Split::All));
+        }
+    }
+
+    #[test]
+    fn evaluates_a_small_set_end_to_end() {
+        let dir = std::env::temp_dir().join(format!("pcd-eval-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let topics = [
+            "weather forecast",
+            "send email",
+            "calendar event",
+            "flight search",
+            "stock price",
+            "translate text",
+            "resize image",
+            "database query",
+            "pull request",
+            "invoice payment",
+        ];
+        let tools: Vec<Value> = topics
+            .iter()
+            .map(|t| json!({"name": t.replace(' ', "_"), "description": format!("Handle {t} tasks."),
+                "sourceInfo": {"path": "/x/index.ts", "source": "npm:@a/x@1.0.0", "scope": "user", "origin": "package"}}))
+            .collect();
+        std::fs::write(dir.join("tools.json"), Value::Array(tools).to_string()).unwrap();
+        let queries: String = topics
+            .iter()
+            .enumerate()
+            .map(|(i, t)| json!({"id": format!("q{i}"), "prompt": format!("please {t} now"), "relevant_tools": [t.replace(' ', "_")]}).to_string() + "\n")
+            .collect();
+        std::fs::write(dir.join("queries.jsonl"), queries).unwrap();
+        std::fs::write(
+            dir.join("irrelevance.jsonl"),
+            json!({"id": "n", "prompt": "write a haiku", "relevant_tools": []}).to_string(),
+        )
+        .unwrap();
+        let set = EvalSet::load(&dir).unwrap();
+        let options = EvalOptions {
+            mode: Mode::Tools,
+            split: Split::All,
+            limit: None,
+            decision: DecisionSettings::default(),
+            weights: FieldWeights::default(),
+            calibration: Calibration::default(),
+        };
+        let mut calls = 0;
+        let v = evaluate(&set, &options, |_, _| calls += 1);
+        assert_eq!(calls, 11);
+        assert_eq!(v["prompts"], 10);
+        assert_eq!(v["recall@1"], 1.0);
+        assert_eq!(v["nothing_exposed_share"], 1.0);
+        for key in [
+            "recall@3",
+            "recall@5",
+            "recall@10",
+            "complete@5",
+            "complete@10",
+            "ndcg@10",
+            "ms_per_prompt_median",
+            "ms_per_prompt_p99",
+        ] {
+            assert!(v.get(key).is_some(), "{key}");
+        }
+        for key in [
+            "recall",
+            "precision",
+            "exposed_per_prompt",
+            "withheld_share",
+        ] {
+            assert!(v["selection"].get(key).is_some(), "{key}");
+        }
+        assert_eq!(v["peer_tool_search_bm25"]["recall@1"], 1.0);
+        std::fs::write(dir.join("queries.jsonl"), "{\"id\": 1}\n").unwrap();
+        let err = EvalSet::load(&dir).unwrap_err().to_string();
+        assert!(err.contains("line 1") && err.contains("`id`"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

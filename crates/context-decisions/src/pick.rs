@@ -255,3 +255,178 @@ fn render(v: &Value) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pcd_picker::candidates::{Candidate, CandidateKey};
+    use pcd_picker::request::DecisionRequest;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    const SECRETS: [&str; 3] = [
+        "SECRET_SCHEMA_q1",
+        "/home/alice/SECRET_PATH",
+        "SECRET_NS_INSTR",
+    ];
+
+    fn inventory_file() -> std::path::PathBuf {
+        let mut tools = vec![json!({"name": "read", "description": "Read a file",
+            "sourceInfo": {"path": "builtin:read", "source": "builtin"}})];
+        let topics = [
+            "weather forecast",
+            "send email",
+            "calendar event",
+            "flight search",
+            "stock price",
+            "translate text",
+            "resize image",
+            "database query",
+            "pull request",
+            "invoice payment",
+            "music playlist",
+            "news article",
+        ];
+        for t in topics {
+            tools.push(json!({
+                "name": t.replace(' ', "_"),
+                "description": format!("Handle {t} tasks."),
+                "parameters": {"type": "object", "properties": {"x": {"description": SECRETS[0]}}},
+                "namespace": {"name": "mcp__srv", "instructions": SECRETS[2]},
+                "sourceInfo": {"path": format!("{}/index.ts", SECRETS[1]), "source": "npm:@acme/tools@1.0.0",
+                               "scope": "user", "origin": "package"},
+            }));
+        }
+        let path = std::env::temp_dir().join(format!("pcd-pick-{}.json", std::process::id()));
+        std::fs::write(&path, Value::Array(tools).to_string()).unwrap();
+        path
+    }
+
+    fn args(prompt: &str, mode: &str) -> PickArgs {
+        PickArgs {
+            tools: inventory_file(),
+            prompt: prompt.to_owned(),
+            mode: mode.to_owned(),
+            scorer: "embedded".to_owned(),
+            json: true,
+        }
+    }
+
+    #[test]
+    fn pick_explains_what_is_added_and_withheld_and_leaks_nothing() {
+        let out = run(&args(
+            "What's the weather forecast for Porto this weekend?",
+            "tools",
+        ))
+        .unwrap();
+        for secret in SECRETS {
+            assert!(!out.contains(secret), "{secret}");
+        }
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["threshold"], 0.625);
+        assert_eq!(v["cap"], 6);
+        assert_eq!(v["candidates"], 12);
+        assert_eq!(v["available"][0]["name"], "weather_forecast");
+        assert!(v["available"][0]["score"].as_f64().unwrap() >= 0.625);
+        assert_eq!(v["withheld"].as_array().unwrap().len(), 11);
+        assert_eq!(v["always_available"][0]["name"], "read");
+        assert_eq!(v["always_available"][0]["reason"], "internal");
+    }
+
+    #[test]
+    fn fewer_candidates_than_the_minimum_keep_everything_available_unscored() {
+        let v: Value = serde_json::from_str(&run(&args("weather", "mcp")).unwrap()).unwrap();
+        assert_eq!(v["candidates"], 1);
+        assert_eq!(v["available"].as_array().unwrap().len(), 1);
+        assert!(v["available"][0].get("score").is_none());
+    }
+
+    struct Fake {
+        in_flight: AtomicUsize,
+        most: AtomicUsize,
+        fail: bool,
+    }
+
+    impl DecisionModel for Fake {
+        fn answer(&self, request: &DecisionRequest) -> Result<String, ModelError> {
+            let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most.fetch_max(now, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(20));
+            self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            if self.fail {
+                return Err(ModelError::Unavailable);
+            }
+            if request.ids[0].0 == 0 {
+                return Ok("not json".into());
+            }
+            let scores: Vec<Value> = request
+                .ids
+                .iter()
+                .map(|(i, id)| json!({"id": id, "score": (*i as f64) / 100.0}))
+                .collect();
+            Ok(json!({ "scores": scores }).to_string())
+        }
+    }
+
+    fn cands(n: usize) -> Vec<Candidate> {
+        (0..n)
+            .map(|i| Candidate {
+                key: CandidateKey::Tool(format!("t{i}")),
+                label: String::new(),
+                description: String::new(),
+                names: vec![format!("t{i}")],
+                members: vec![i],
+                definition_chars: 0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn batches_run_with_bounded_concurrency_and_bad_answers_drop_their_candidates() {
+        let model = Fake {
+            in_flight: AtomicUsize::new(0),
+            most: AtomicUsize::new(0),
+            fail: false,
+        };
+        let decision = DecisionSettings {
+            batch_size: 10,
+            concurrency: 3,
+            ..DecisionSettings::default()
+        };
+        let scores = score_with(&model, "p", &cands(95), &decision).unwrap();
+        assert!(model.most.load(Ordering::SeqCst) <= 3);
+        assert!(
+            model.most.load(Ordering::SeqCst) >= 2,
+            "batches ran in parallel"
+        );
+        assert!(
+            scores[..10].iter().all(Option::is_none),
+            "the malformed batch is dropped"
+        );
+        assert_eq!(scores[42], Some(0.42));
+        assert_eq!(scores[94], Some(0.94));
+    }
+
+    #[test]
+    fn a_failed_batch_fails_the_round() {
+        let model = Fake {
+            in_flight: AtomicUsize::new(0),
+            most: AtomicUsize::new(0),
+            fail: true,
+        };
+        let decision = DecisionSettings::default();
+        assert_eq!(
+            score_with(&model, "p", &cands(3), &decision),
+            Err(ModelError::Unavailable)
+        );
+    }
+
+    #[test]
+    fn the_http_scorer_needs_its_settings() {
+        let mut a = args("x", "tools");
+        a.scorer = "http".into();
+        // Unset in the test environment: a clear error naming the variable, not a panic.
+        if std::env::var_os(ENV_BASE_URL).is_none() {
+            assert!(run(&a).unwrap_err().contains(ENV_BASE_URL));
+        }
+    }
+}
