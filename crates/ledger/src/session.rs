@@ -118,6 +118,8 @@ pub struct LineReader<R> {
     offset: u64,
     line: u64,
     buf: Vec<u8>,
+    /// Bytes of the line last returned in place, consumed on the next call.
+    pending: usize,
 }
 
 impl<R: Read> LineReader<R> {
@@ -129,11 +131,49 @@ impl<R: Read> LineReader<R> {
             offset,
             line,
             buf: Vec::new(),
+            pending: 0,
         }
     }
 
     /// The next non-blank line, or `None` at the end of the input.
     pub fn next_line(&mut self) -> io::Result<Option<ScannedLine<'_>>> {
+        self.inner.consume(std::mem::take(&mut self.pending));
+        loop {
+            let available = match self.inner.fill_buf() {
+                Ok(a) => a,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if available.is_empty() {
+                return Ok(None);
+            }
+            let Some(end) = memchr::memchr(b'\n', available) else {
+                // The line runs past the buffer: copy or scan it piece by piece.
+                return self.next_line_across_buffers();
+            };
+            // The common case: the whole line is in the buffer and is parsed where it lies.
+            let blank = available[..end].iter().all(u8::is_ascii_whitespace);
+            let start = self.offset;
+            self.offset += end as u64 + 1;
+            self.line += 1;
+            if blank {
+                self.inner.consume(end + 1);
+                continue;
+            }
+            self.pending = end + 1;
+            let bytes = &self.inner.buffer()[..end];
+            return Ok(Some(ScannedLine {
+                line: self.line,
+                offset: start,
+                len: end as u64,
+                terminated: true,
+                head: parse_head(bytes),
+                bytes: Some(bytes),
+            }));
+        }
+    }
+
+    fn next_line_across_buffers(&mut self) -> io::Result<Option<ScannedLine<'_>>> {
         loop {
             self.buf.clear();
             let start = self.offset;

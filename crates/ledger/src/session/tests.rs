@@ -360,3 +360,28 @@ fn the_fuzz_seed_corpus_reads_without_panicking() {
         "the single-part examples of the format document"
     );
 }
+
+#[test]
+fn lines_straddling_the_read_buffer_are_read_whole() {
+    let mut lines = vec![header()];
+    let mut parent = None;
+    for i in 0..24 {
+        let id = format!("{:08x}", i + 1);
+        let pad = "p".repeat(60_000 + i * 7_919);
+        lines.push(line(
+            "message",
+            &id,
+            parent.as_deref(),
+            &format!(r#","message":{{"role":"user","content":"{pad}"}}"#),
+        ));
+        parent = Some(id);
+    }
+    let mut file = open(&lines, true);
+    assert!(file.problems().is_empty());
+    let branch = file.branch_for(None).unwrap();
+    assert_eq!(branch.len(), 24);
+    for (pos, text) in branch.iter().zip(&lines[1..]) {
+        let expected: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(file.read_entry(*pos).unwrap(), expected);
+    }
+}
