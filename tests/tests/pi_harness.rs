@@ -39,6 +39,11 @@ fn install(what: &str) -> PathBuf {
 
 /// Runs one scenario in a real Pi of `version` and returns the harness's JSON report.
 fn run(version: &str, scenario: &str, via: &str) -> Value {
+    run_with_env(version, scenario, via, &[])
+}
+
+/// As `run`, with extra environment for the fixtures (a scenario's own `env` wins).
+fn run_with_env(version: &str, scenario: &str, via: &str, env: &[(&str, &str)]) -> Value {
     let node = install("node");
     let pi = install(version);
     let harness = repo().join("tests/pi-harness");
@@ -49,6 +54,7 @@ fn run(version: &str, scenario: &str, via: &str) -> Value {
         .arg(&pi)
         .arg("--via")
         .arg(via)
+        .envs(env.iter().copied())
         .output()
         .expect("node runs the harness");
     assert!(
@@ -701,4 +707,76 @@ fn tool_search_reactivates_in_pi_1_3_0() {
 #[test]
 fn tool_search_reactivates_in_pi_1_6_0() {
     check_tool_search_reactivates(&run("1.6.0", "tool-search-reactivates.json", "path"));
+}
+
+/// Where a removal lands within a run, after `tool_search` re-activated the tool: from
+/// `turn_end` it applies to the next request; from `turn_start` it is too late for that turn's
+/// request (the tool is declared) but the call then fails with `Tool X not found`.
+fn check_reapply(report: &Value, declared_after_search: bool) {
+    let version = report["pi"]["version"].as_str().unwrap();
+    assert_eq!(report["errors"], serde_json::json!([]), "Pi {version}");
+    assert_eq!(
+        report["extensionErrors"],
+        serde_json::json!([]),
+        "Pi {version}"
+    );
+    let tool = "mcp__kb__lookup";
+    let declared: Vec<(u64, bool)> = report["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["step"].as_u64().unwrap(),
+                names(&r["tools"]).contains(&tool),
+            )
+        })
+        .collect();
+    assert_eq!(
+        declared,
+        [
+            (1, false),
+            (1, declared_after_search),
+            (1, false),
+            (2, false),
+            (2, false)
+        ],
+        "Pi {version}: (step, declared)"
+    );
+    let missing = format!("Tool {tool} not found");
+    let results: Vec<(u64, &str)> = calls(report, tool)
+        .iter()
+        .map(|c| (c["step"].as_u64().unwrap(), c["result"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        results,
+        [(1, missing.as_str()), (2, missing.as_str())],
+        "Pi {version}"
+    );
+    assert!(
+        report["mcpCalls"].as_array().unwrap().is_empty(),
+        "Pi {version}: the kb server was called"
+    );
+}
+
+#[test]
+fn removal_at_turn_end_applies_to_the_next_request() {
+    for version in ["1.3.0", "1.6.0"] {
+        let env = [("GATEKEEPER_REAPPLY", "turn_end")];
+        check_reapply(
+            &run_with_env(version, "tool-search-reactivates.json", "path", &env),
+            false,
+        );
+    }
+}
+
+#[test]
+fn removal_at_turn_start_is_too_late_for_that_request() {
+    for version in ["1.3.0", "1.6.0"] {
+        let env = [("GATEKEEPER_REAPPLY", "turn_start")];
+        check_reapply(
+            &run_with_env(version, "tool-search-reactivates.json", "path", &env),
+            true,
+        );
+    }
 }
