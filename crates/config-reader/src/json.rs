@@ -22,9 +22,9 @@ pub(crate) const KEEP_LEVELS: usize = 4;
 
 /// A JavaScript string as WTF-8: UTF-8 that may also hold lone surrogates.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub(crate) struct JsString(Vec<u8>);
+pub(crate) struct JsString<'a>(Cow<'a, [u8]>);
 
-impl JsString {
+impl JsString<'_> {
     pub(crate) fn as_bytes(&self) -> &[u8] {
         &self.0
     }
@@ -36,7 +36,7 @@ impl JsString {
     }
 
     pub(crate) fn is(&self, s: &str) -> bool {
-        self.0 == s.as_bytes()
+        *self.0 == *s.as_bytes()
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -51,16 +51,16 @@ impl JsString {
 
 /// A parsed JSON value.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Value {
+pub(crate) enum Value<'a> {
     Null,
     Bool(bool),
     Number(f64),
-    String(JsString),
-    Array(Vec<Value>),
-    Object(Object),
+    String(JsString<'a>),
+    Array(Vec<Value<'a>>),
+    Object(Object<'a>),
 }
 
-impl Value {
+impl<'a> Value<'a> {
     /// JavaScript truthiness.
     pub(crate) fn is_truthy(&self) -> bool {
         match self {
@@ -72,14 +72,14 @@ impl Value {
         }
     }
 
-    pub(crate) fn as_object(&self) -> Option<&Object> {
+    pub(crate) fn as_object(&self) -> Option<&Object<'a>> {
         match self {
             Value::Object(o) => Some(o),
             _ => None,
         }
     }
 
-    pub(crate) fn as_js_str(&self) -> Option<&JsString> {
+    pub(crate) fn as_js_str(&self) -> Option<&JsString<'a>> {
         match self {
             Value::String(s) => Some(s),
             _ => None,
@@ -91,24 +91,50 @@ impl Value {
     }
 }
 
+/// FNV-1a: a fast hash for the reader's small, bounded maps (at most 1000 names from a local
+/// file), where SipHash's protection against chosen collisions buys nothing.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// A `HashMap` with [`Fnv`].
+pub(crate) type FnvMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fnv>>;
+
 /// Objects up to this size merge duplicate keys as they are parsed; larger ones (`mcpServers`)
 /// merge them once when they close, with a hash map, so parsing stays linear.
 const MERGE_ON_INSERT_UP_TO: usize = 16;
 
 /// A JSON object: entries in first-insertion order, a duplicate key replacing the value in place.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct Object {
-    entries: Vec<(JsString, Value)>,
+pub(crate) struct Object<'a> {
+    entries: Vec<(JsString<'a>, Value<'a>)>,
 }
 
-impl Object {
+impl<'a> Object<'a> {
     fn position(&self, key: &[u8]) -> Option<usize> {
-        self.entries.iter().position(|(k, _)| k.0 == key)
+        self.entries.iter().position(|(k, _)| *k.0 == *key)
     }
 
     /// Sets `key`, keeping the position of an existing entry (JavaScript's `[[Set]]` on an own
     /// data property, as `JSON.parse` and object spread do).
-    pub(crate) fn insert(&mut self, key: JsString, value: Value) {
+    pub(crate) fn insert(&mut self, key: JsString<'a>, value: Value<'a>) {
         if let Some(i) = self.position(&key.0) {
             self.entries[i].1 = value;
         } else {
@@ -117,7 +143,7 @@ impl Object {
     }
 
     /// Appends while parsing; [`Object::finish`] merges duplicates of large objects afterwards.
-    fn push_parsed(&mut self, key: JsString, value: Value) {
+    fn push_parsed(&mut self, key: JsString<'a>, value: Value<'a>) {
         if self.entries.len() < MERGE_ON_INSERT_UP_TO {
             self.insert(key, value);
         } else {
@@ -125,18 +151,19 @@ impl Object {
         }
     }
 
-    fn finish(mut self) -> Object {
+    fn finish(mut self) -> Object<'a> {
         if self.entries.len() <= MERGE_ON_INSERT_UP_TO {
             return self;
         }
-        let mut first: HashMap<&[u8], usize> = HashMap::with_capacity(self.entries.len());
+        let mut first: FnvMap<&[u8], usize> =
+            FnvMap::with_capacity_and_hasher(self.entries.len(), Default::default());
         // For each entry, the index of the entry whose position it takes (None: its own).
         let mut target: Vec<Option<usize>> = Vec::with_capacity(self.entries.len());
         for (i, (k, _)) in self.entries.iter().enumerate() {
-            match first.get(k.0.as_slice()) {
+            match first.get(k.0.as_ref()) {
                 Some(&j) => target.push(Some(j)),
                 None => {
-                    first.insert(k.0.as_slice(), i);
+                    first.insert(k.0.as_ref(), i);
                     target.push(None);
                 }
             }
@@ -145,7 +172,8 @@ impl Object {
         if target.iter().all(Option::is_none) {
             return self;
         }
-        let mut slots: Vec<Option<(JsString, Value)>> = self.entries.drain(..).map(Some).collect();
+        let mut slots: Vec<Option<(JsString<'a>, Value<'a>)>> =
+            self.entries.drain(..).map(Some).collect();
         for i in 0..slots.len() {
             if let Some(j) = target[i] {
                 if let Some((_, value)) = slots[i].take() {
@@ -160,7 +188,7 @@ impl Object {
     }
 
     /// The value of `key` (`undefined` in JavaScript when `None`).
-    pub(crate) fn get(&self, key: &str) -> Option<&Value> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Value<'a>> {
         self.position(key.as_bytes()).map(|i| &self.entries[i].1)
     }
 
@@ -173,13 +201,13 @@ impl Object {
     }
 
     /// The entries in insertion order (the order of the JSON text, duplicates merged).
-    pub(crate) fn entries(&self) -> impl Iterator<Item = (&JsString, &Value)> {
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&JsString<'a>, &Value<'a>)> {
         self.entries.iter().map(|(k, v)| (k, v))
     }
 
     /// The entries in JavaScript's property order (`Object.entries`): canonical array-index keys
     /// (`0` to `4294967294`, no leading zero) ascending, then the other keys in insertion order.
-    pub(crate) fn js_entries(&self) -> Vec<(&JsString, &Value)> {
+    pub(crate) fn js_entries(&self) -> Vec<(&JsString<'a>, &Value<'a>)> {
         let mut indexed: Vec<(u32, usize)> = Vec::new();
         let mut named: Vec<usize> = Vec::with_capacity(self.entries.len());
         for (i, (k, _)) in self.entries.iter().enumerate() {
@@ -220,13 +248,13 @@ pub(crate) struct ParseError {
     pub(crate) offset: usize,
 }
 
-enum Frame {
-    Array(Vec<Value>),
-    Object(Object, JsString),
+enum Frame<'a> {
+    Array(Vec<Value<'a>>),
+    Object(Object<'a>, JsString<'a>),
 }
 
 /// Parses `text` as `JSON.parse` would.
-pub(crate) fn parse(text: &str) -> Result<Value, ParseError> {
+pub(crate) fn parse(text: &str) -> Result<Value<'_>, ParseError> {
     Parser {
         bytes: text.as_bytes(),
         pos: 0,
@@ -239,7 +267,7 @@ struct Parser<'a> {
     pos: usize,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
     fn err<T>(&self) -> Result<T, ParseError> {
         Err(ParseError { offset: self.pos })
     }
@@ -264,10 +292,10 @@ impl Parser<'_> {
         }
     }
 
-    fn run(mut self) -> Result<Value, ParseError> {
+    fn run(mut self) -> Result<Value<'a>, ParseError> {
         // Kept containers (at most KEEP_LEVELS deep) hold their children; below them only the
         // kind of each open container is tracked (true = object).
-        let mut stack: Vec<Frame> = Vec::new();
+        let mut stack: Vec<Frame<'a>> = Vec::new();
         let mut skipped: Vec<bool> = Vec::new();
         'value: loop {
             self.skip_ws();
@@ -382,7 +410,7 @@ impl Parser<'_> {
     }
 
     /// A key and its colon.
-    fn key(&mut self, keep: bool) -> Result<JsString, ParseError> {
+    fn key(&mut self, keep: bool) -> Result<JsString<'a>, ParseError> {
         if self.peek() != Some(b'"') {
             return self.err();
         }
@@ -391,7 +419,7 @@ impl Parser<'_> {
         Ok(key)
     }
 
-    fn literal(&mut self, word: &[u8], value: Value) -> Result<Value, ParseError> {
+    fn literal(&mut self, word: &[u8], value: Value<'a>) -> Result<Value<'a>, ParseError> {
         if self.bytes[self.pos..].starts_with(word) {
             self.pos += word.len();
             Ok(value)
@@ -462,26 +490,37 @@ impl Parser<'_> {
     }
 
     /// A string starting at its opening quote. With `keep` false it is only checked.
-    fn string(&mut self, keep: bool) -> Result<JsString, ParseError> {
+    fn string(&mut self, keep: bool) -> Result<JsString<'a>, ParseError> {
         self.pos += 1;
+        let bytes = self.bytes;
         let mut out = Vec::new();
+        let mut escaped_before = false;
         loop {
             let start = self.pos;
-            while let Some(&b) = self.bytes.get(self.pos) {
+            while let Some(&b) = bytes.get(self.pos) {
                 if b == b'"' || b == b'\\' || b < 0x20 {
                     break;
                 }
                 self.pos += 1;
             }
-            if keep {
-                out.extend_from_slice(&self.bytes[start..self.pos]);
-            }
             match self.peek() {
                 Some(b'"') => {
                     self.pos += 1;
-                    return Ok(JsString(out));
+                    if !keep {
+                        return Ok(JsString::default());
+                    }
+                    // Most strings have no escape: borrow them from the text.
+                    if !escaped_before {
+                        return Ok(JsString(Cow::Borrowed(&bytes[start..self.pos - 1])));
+                    }
+                    out.extend_from_slice(&bytes[start..self.pos - 1]);
+                    return Ok(JsString(Cow::Owned(out)));
                 }
                 Some(b'\\') => {
+                    if keep {
+                        out.extend_from_slice(&bytes[start..self.pos]);
+                    }
+                    escaped_before = true;
                     self.pos += 1;
                     let escaped = match self.peek() {
                         Some(b'"') => b'"',
@@ -560,7 +599,7 @@ fn push_wtf8(out: &mut Vec<u8>, code: u32) {
 mod tests {
     use super::*;
 
-    fn obj(v: &Value) -> &Object {
+    fn obj<'v, 'a>(v: &'v Value<'a>) -> &'v Object<'a> {
         v.as_object().unwrap()
     }
 
@@ -624,7 +663,8 @@ mod tests {
         text.push("\"k3\":\"last\"".into());
         text.push("\"k39\":1".into());
         text.push("\"k3\":\"really last\"".into());
-        let v = parse(&format!("{{{}}}", text.join(","))).unwrap();
+        let text = format!("{{{}}}", text.join(","));
+        let v = parse(&text).unwrap();
         let o = obj(&v);
         assert_eq!(o.len(), 40);
         let keys: Vec<_> = o

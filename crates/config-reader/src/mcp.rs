@@ -2,11 +2,11 @@
 //! project file, mirroring Pi's `loadMcpConfig` within the specification's bounds.
 
 use crate::bounded::{read_bounded, FileRead};
-use crate::json::{self, JsString, Object, Value};
+use crate::json::{self, FnvMap, JsString, Object, Value};
 use crate::validate::{is_valid_name, validate, Refusal};
 use crate::version::PiVersion;
 use pcd_model::{ConfigFile, ConfigWarning, ConfigWarningCode, GroupKey, Scope};
-use std::collections::HashMap;
+use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
 
@@ -152,19 +152,25 @@ pub fn evaluate(
     let mut loader = Loader {
         version,
         slots: Vec::new(),
-        by_namespace: HashMap::new(),
+        by_namespace: FnvMap::default(),
         warnings: Vec::new(),
     };
-    let global_tree = loader.prepare(global, ConfigFile::Global);
+    // The decoded texts outlive the parsed trees, which borrow their strings from them.
+    let global_text = loader.decode(global, ConfigFile::Global);
+    let global_tree = global_text
+        .as_deref()
+        .and_then(|t| loader.prepare(t, ConfigFile::Global));
     let global_servers = global_tree.as_ref().and_then(mcp_servers);
     if let Some(servers) = global_servers {
         loader.apply(servers, ConfigFile::Global, None);
     }
     if let Some(project) = project {
-        if let Some(tree) = loader.prepare(project, ConfigFile::Project) {
-            if let Some(servers) = mcp_servers(&tree) {
-                loader.apply(servers, ConfigFile::Project, global_servers);
-            }
+        let project_text = loader.decode(project, ConfigFile::Project);
+        let project_tree = project_text
+            .as_deref()
+            .and_then(|t| loader.prepare(t, ConfigFile::Project));
+        if let Some(servers) = project_tree.as_ref().and_then(mcp_servers) {
+            loader.apply(servers, ConfigFile::Project, global_servers);
         }
     }
     McpOrigins {
@@ -182,7 +188,7 @@ pub fn evaluate(
     }
 }
 
-fn mcp_servers(tree: &Value) -> Option<&Object> {
+fn mcp_servers<'t, 'a>(tree: &'t Value<'a>) -> Option<&'t Object<'a>> {
     tree.as_object()?.get("mcpServers")?.as_object()
 }
 
@@ -199,7 +205,7 @@ struct Loader {
     version: PiVersion,
     slots: Vec<Slot>,
     /// Slot index by namespace (`-` folded to `_`): at most one kept name per namespace.
-    by_namespace: HashMap<String, usize>,
+    by_namespace: FnvMap<String, usize>,
     warnings: Vec<ConfigWarning>,
 }
 
@@ -219,9 +225,8 @@ impl Loader {
         self.warnings.push(ConfigWarning { file, code, server });
     }
 
-    /// Bounds, decoding and the top-level checks; the parsed file when its servers are to be
-    /// walked.
-    fn prepare(&mut self, input: McpFileInput<'_>, file: ConfigFile) -> Option<Value> {
+    /// The size bound and decoding; the text when the file is to be parsed.
+    fn decode<'b>(&mut self, input: McpFileInput<'b>, file: ConfigFile) -> Option<Cow<'b, str>> {
         let bytes = match input {
             McpFileInput::Absent => return None,
             McpFileInput::Refused(code) => {
@@ -235,10 +240,14 @@ impl Loader {
             return None;
         }
         // Node's readFileSync(path, "utf8") replaces invalid UTF-8 rather than failing.
-        let text = String::from_utf8_lossy(bytes);
+        Some(String::from_utf8_lossy(bytes))
+    }
+
+    /// Parsing and the top-level checks; the parsed file when its servers are to be walked.
+    fn prepare<'t>(&mut self, text: &'t str, file: ConfigFile) -> Option<Value<'t>> {
         let text = match text.strip_prefix('\u{feff}') {
             Some(rest) if self.version.strips_bom() => rest,
-            _ => &text,
+            _ => text,
         };
         let Ok(tree) = json::parse(text) else {
             self.warn(file, ConfigWarningCode::ReadOrParse, None);
@@ -271,7 +280,12 @@ impl Loader {
 
     /// The slot of exactly `name` (JavaScript's `servers.get(name)`).
     fn find(&self, name: &str) -> Option<usize> {
-        let i = *self.by_namespace.get(&name.replace('-', "_"))?;
+        self.find_in(&name.replace('-', "_"), name)
+    }
+
+    /// [`Loader::find`] with the namespace already folded.
+    fn find_in(&self, namespace: &str, name: &str) -> Option<usize> {
+        let i = *self.by_namespace.get(namespace)?;
         (self.slots[i].name == name).then_some(i)
     }
 
@@ -320,7 +334,7 @@ impl Loader {
                 scope,
                 project_override: false,
             };
-            match self.find(text) {
+            match self.find_in(&namespace, text) {
                 Some(i) => self.slots[i] = slot,
                 None => {
                     self.by_namespace.insert(namespace, self.slots.len());

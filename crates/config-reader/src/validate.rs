@@ -108,9 +108,77 @@ fn is_loopback_host(url: &Url) -> bool {
     LOOPBACK_HOSTS.contains(&hostname(url))
 }
 
-fn check_http(entry: &Object, url: &JsString, version: PiVersion) -> Option<()> {
+/// What the HTTP branch needs to know about a server's `url`: whether it is `https:`, and
+/// whether its host is a loopback name. `None` when it is not an `http:`/`https:` URL.
+fn server_url(url: &JsString) -> Option<(bool, bool)> {
+    if let Some(facts) = simple_http_url(url.as_bytes()) {
+        return Some(facts);
+    }
     let parsed = parse_url(url)?;
-    matches!(parsed.scheme(), "http" | "https").then_some(())?;
+    let https = match parsed.scheme() {
+        "https" => true,
+        "http" => false,
+        _ => return None,
+    };
+    Some((https, is_loopback_host(&parsed)))
+}
+
+/// A fast path for the common shape `http(s)://host[:port][/path]` where the WHATWG parser is
+/// certain to accept the URL and keep the host as written: lowercase ASCII letters, digits and
+/// inner `-` in non-empty labels, no IDNA (`xn--`) label, a last label that is not a number (so
+/// no IPv4 parsing), a port of at most 65535, and a path of unreserved characters and `/` only.
+/// Anything else goes to the full parser.
+fn simple_http_url(url: &[u8]) -> Option<(bool, bool)> {
+    let (https, rest) = if let Some(rest) = url.strip_prefix(b"https://") {
+        (true, rest)
+    } else {
+        (false, url.strip_prefix(b"http://")?)
+    };
+    let host_end = rest
+        .iter()
+        .position(|&b| b == b':' || b == b'/')
+        .unwrap_or(rest.len());
+    let (host, mut tail) = rest.split_at(host_end);
+    let mut last = &b""[..];
+    for label in host.split(|&b| b == b'.') {
+        let ok = !label.is_empty()
+            && label
+                .iter()
+                .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && label.first() != Some(&b'-')
+            && label.last() != Some(&b'-')
+            && !label.starts_with(b"xn--");
+        if !ok {
+            return None;
+        }
+        last = label;
+    }
+    let numeric = last.iter().all(u8::is_ascii_digit)
+        || (last.starts_with(b"0x") && last[2..].iter().all(u8::is_ascii_hexdigit));
+    if numeric {
+        return None;
+    }
+    if let Some(port_and_path) = tail.strip_prefix(b":") {
+        let digits = port_and_path
+            .iter()
+            .position(|&b| !b.is_ascii_digit())
+            .unwrap_or(port_and_path.len());
+        let port = std::str::from_utf8(&port_and_path[..digits]).ok()?;
+        if port.is_empty() || port.len() > 5 || port.parse::<u32>().ok()? > 65535 {
+            return None;
+        }
+        tail = &port_and_path[digits..];
+    }
+    let path_ok = tail.is_empty()
+        || (tail[0] == b'/'
+            && tail
+                .iter()
+                .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_' | b'~')));
+    path_ok.then_some((https, host == b"localhost"))
+}
+
+fn check_http(entry: &Object, url: &JsString, version: PiVersion) -> Option<()> {
+    let (https, loopback) = server_url(url)?;
     if let Some(headers) = entry.get("headers") {
         is_string_record(headers).then_some(())?;
     }
@@ -120,7 +188,7 @@ fn check_http(entry: &Object, url: &JsString, version: PiVersion) -> Option<()> 
     if let Some(auth) = entry.get("auth") {
         let provider = auth.as_object()?.get("provider")?.as_js_str()?;
         (!provider.is_empty()).then_some(())?;
-        (parsed.scheme() == "https" || is_loopback_host(&parsed)).then_some(())?;
+        (https || loopback).then_some(())?;
     }
     Some(())
 }
@@ -367,6 +435,54 @@ mod tests {
         assert!(!ok(&with(
             r#"{"authServerMetadataUrl":"http://a.example/x"}"#
         )));
+    }
+
+    #[test]
+    fn the_url_fast_path_agrees_with_the_full_parser() {
+        let cases = [
+            "https://h.example/mcp",
+            "http://localhost:3000/mcp",
+            "https://a-b.c-d.example:443/x/y_z~",
+            "http://localhost",
+            "https://x.example:65535",
+            "https://x.example:65536",
+            "https://x.example:",
+            "https://1.2.3.4/x",
+            "http://127.0.0.1:8/x",
+            "https://h.0x7f/x",
+            "https://h.12/x",
+            "https://xn--nxasmq6b.example/",
+            "https://xn--a.example/",
+            "https://-a.example/",
+            "https://a-.example/",
+            "https://a..b/",
+            "https://A.example/",
+            "https://h.example/a%20b",
+            "https://h.example/?q",
+            "https://h.example#f",
+            "https://h.example/a b",
+            "http:/h.example",
+            "ftp://h.example",
+            "https://",
+            "https://h.example.",
+        ];
+        for case in cases {
+            let full = Url::parse(case).ok().and_then(|u| {
+                let https = match u.scheme() {
+                    "https" => true,
+                    "http" => false,
+                    _ => return None,
+                };
+                Some((https, is_loopback_host(&u)))
+            });
+            if let Some(fast) = simple_http_url(case.as_bytes()) {
+                assert_eq!(Some(fast), full, "{case}");
+            }
+        }
+        assert!(simple_http_url(b"https://h.example/mcp").is_some());
+        assert!(simple_http_url(b"http://localhost:3000/mcp").is_some());
+        assert!(simple_http_url(b"https://h.0x7f/x").is_none());
+        assert!(simple_http_url(b"https://xn--a.example/").is_none());
     }
 
     #[test]
