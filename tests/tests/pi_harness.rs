@@ -501,6 +501,16 @@ fn check_event_facts(report: &Value) {
     assert_eq!(tree[0]["newLeafId"], steps[2]["leafId"]);
     assert_ne!(tree[0]["oldLeafId"], tree[0]["newLeafId"]);
     assert_eq!(events(report, "session_before_tree").len(), 1);
+    let before_fork = events(report, "session_before_fork");
+    assert_eq!(before_fork.len(), 1, "Pi {version}");
+    assert_eq!(before_fork[0]["position"], "before");
+    let switches: Vec<&Value> = events(report, "session_before_switch");
+    assert_eq!(switches.len(), 1, "Pi {version}");
+    assert_eq!(switches[0]["reason"], "resume");
+    // Each `before` event comes before the old instance's shutdown.
+    let seq = |e: &Value| e["seq"].as_u64().unwrap();
+    let shutdown = events(report, "session_shutdown");
+    assert!(seq(before_fork[0]) < seq(shutdown[0]) && seq(switches[0]) < seq(shutdown[1]));
 
     // Steering and follow-up queued while a run is active: `input` fires at once with
     // `streamingBehavior`; the text joins the same run at a later turn (message_end, context);
