@@ -16,7 +16,7 @@ const SCRIPT_EXTENSIONS: &[&str] = &["ts", "js", "mjs", "cjs", "mts", "cts", "ts
 /// | `git:github.com/me/pi-bar@v2`, `https://…/pi-bar.git`, `ssh://…`, `git@host:me/pi-bar@v2` | `pi-bar` |
 /// | a local package path (`./pkgs/pi-local`) | its last component |
 /// | `.`, `..` or a path ending in them | the last component of the resolved `baseDir` |
-/// | `auto` / `local` loose files (`notes.ts`, `notes/index.ts`) | `notes` |
+/// | top-level loose files (`auto`, `local`, `cli`: `notes.ts`, `notes/index.ts`) | `notes` |
 /// | `inline` with `<inline:NAME>` | `NAME`; `<inline:2>` → `inline-2` |
 /// | `sdk` (`<sdk:tool>`), `builtin` | none |
 pub fn extension_name(info: &SourceInfo) -> Option<String> {
@@ -33,8 +33,11 @@ pub fn extension_name(info: &SourceInfo) -> Option<String> {
     if is_git_source(source) {
         return git_name(source);
     }
-    let top_level_file =
-        matches!(source, "auto" | "local") && info.origin != Some(SourceOrigin::Package);
+    // A top-level extension is a loose file (auto-discovered, a settings `extensions` entry, or
+    // `additionalExtensionPaths`/`-e`, which Pi labels `cli`): it is named after its file,
+    // whatever the source word says.
+    let top_level_file = info.origin == Some(SourceOrigin::TopLevel)
+        || (info.origin.is_none() && matches!(source, "auto" | "local" | "cli"));
     if top_level_file {
         return file_name(&info.path);
     }
@@ -364,6 +367,21 @@ mod tests {
                 Some("notes"),
             ),
             ("/w/my/thing.mjs", "local", "top-level", None, Some("thing")),
+            // additionalExtensionPaths / -e files, as a headless Pi 1.6.0 labels them
+            (
+                "/w/e2e/fixtures/toolbox/index.ts",
+                "cli",
+                "top-level",
+                None,
+                Some("toolbox"),
+            ),
+            (
+                "/w/e2e/gatekeeper.ts",
+                "cli",
+                "top-level",
+                None,
+                Some("gatekeeper"),
+            ),
             // SDK
             (
                 "<inline:codemode>",
