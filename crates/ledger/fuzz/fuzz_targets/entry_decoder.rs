@@ -20,7 +20,11 @@ fuzz_target!(|bytes: &[u8]| {
         assert_eq!(decode_single(&again[0]).expect("and decodes again"), round);
         assert!(findings.is_empty());
         for tool in state.available_tools() {
-            assert!(round.tools.iter().chain(&round.allowlisted_tools).any(|t| t == tool));
+            assert!(round
+                .tools
+                .iter()
+                .chain(&round.allowlisted_tools)
+                .any(|t| t == tool));
         }
     } else {
         assert_eq!(state.available_tools().count(), 0);

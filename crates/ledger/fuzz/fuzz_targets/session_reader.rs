@@ -15,8 +15,12 @@ fuzz_target!(|bytes: &[u8]| {
         let Some(leaf) = leaf else { continue };
         let branch = file.branch(leaf);
         assert!(branch.len() <= file.len());
-        let _ = file.read_branch(&branch).expect("an indexed in-memory line reads back");
-        let replay = file.fold_branch(&branch).expect("folding reads only indexed lines");
+        let _ = file
+            .read_branch(&branch)
+            .expect("an indexed in-memory line reads back");
+        let replay = file
+            .fold_branch(&branch)
+            .expect("folding reads only indexed lines");
         assert_eq!(replay.entries, branch.len());
     }
 });
