@@ -72,6 +72,19 @@ fn run_with_env(version: &str, scenario: &str, via: &str, env: &[(&str, &str)]) 
     report
 }
 
+/// Removes the run's temporary root once a check passed (a failing check leaves it for a look).
+fn cleanup(report: &Value) {
+    let root = PathBuf::from(report["root"].as_str().expect("the report names its root"));
+    let is_harness_dir = root.starts_with(std::env::temp_dir())
+        && root
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("pi-harness-"));
+    if is_harness_dir {
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
+
 fn names(value: &Value) -> Vec<&str> {
     value
         .as_array()
@@ -352,22 +365,30 @@ fn check_gatekeeper(report: &Value) {
 
 #[test]
 fn gatekeeper_in_pi_1_3_0() {
-    check_gatekeeper(&run("1.3.0", "gatekeeper.json", "path"));
+    let report = run("1.3.0", "gatekeeper.json", "path");
+    check_gatekeeper(&report);
+    cleanup(&report);
 }
 
 #[test]
 fn gatekeeper_in_pi_1_6_0() {
-    check_gatekeeper(&run("1.6.0", "gatekeeper.json", "path"));
+    let report = run("1.6.0", "gatekeeper.json", "path");
+    check_gatekeeper(&report);
+    cleanup(&report);
 }
 
 #[test]
 fn gatekeeper_from_a_settings_package_in_pi_1_3_0() {
-    check_gatekeeper(&run("1.3.0", "gatekeeper.json", "package"));
+    let report = run("1.3.0", "gatekeeper.json", "package");
+    check_gatekeeper(&report);
+    cleanup(&report);
 }
 
 #[test]
 fn gatekeeper_from_a_settings_package_in_pi_1_6_0() {
-    check_gatekeeper(&run("1.6.0", "gatekeeper.json", "package"));
+    let report = run("1.6.0", "gatekeeper.json", "package");
+    check_gatekeeper(&report);
+    cleanup(&report);
 }
 
 /// The facts `docs/pi-events.md` states, checked again on every run.
@@ -577,12 +598,16 @@ fn check_event_facts(report: &Value) {
 
 #[test]
 fn event_facts_hold_in_pi_1_3_0() {
-    check_event_facts(&run("1.3.0", "events.json", "path"));
+    let report = run("1.3.0", "events.json", "path");
+    check_event_facts(&report);
+    cleanup(&report);
 }
 
 #[test]
 fn event_facts_hold_in_pi_1_6_0() {
-    check_event_facts(&run("1.6.0", "events.json", "path"));
+    let report = run("1.6.0", "events.json", "path");
+    check_event_facts(&report);
+    cleanup(&report);
 }
 
 /// A direct MCP tool removed with `setActiveTools` in `before_agent_start`: on the first prompt
@@ -650,12 +675,16 @@ fn check_mcp_first_prompt(report: &Value) {
 
 #[test]
 fn mcp_first_prompt_gap_in_pi_1_3_0() {
-    check_mcp_first_prompt(&run("1.3.0", "mcp-first-prompt.json", "path"));
+    let report = run("1.3.0", "mcp-first-prompt.json", "path");
+    check_mcp_first_prompt(&report);
+    cleanup(&report);
 }
 
 #[test]
 fn mcp_first_prompt_gap_in_pi_1_6_0() {
-    check_mcp_first_prompt(&run("1.6.0", "mcp-first-prompt.json", "path"));
+    let report = run("1.6.0", "mcp-first-prompt.json", "path");
+    check_mcp_first_prompt(&report);
+    cleanup(&report);
 }
 
 /// `tool_search` re-widens the active set on its own (contracts §5): a deferred MCP tool the
@@ -711,12 +740,16 @@ fn check_tool_search_reactivates(report: &Value) {
 
 #[test]
 fn tool_search_reactivates_in_pi_1_3_0() {
-    check_tool_search_reactivates(&run("1.3.0", "tool-search-reactivates.json", "path"));
+    let report = run("1.3.0", "tool-search-reactivates.json", "path");
+    check_tool_search_reactivates(&report);
+    cleanup(&report);
 }
 
 #[test]
 fn tool_search_reactivates_in_pi_1_6_0() {
-    check_tool_search_reactivates(&run("1.6.0", "tool-search-reactivates.json", "path"));
+    let report = run("1.6.0", "tool-search-reactivates.json", "path");
+    check_tool_search_reactivates(&report);
+    cleanup(&report);
 }
 
 /// Where a removal lands within a run, after `tool_search` re-activated the tool: from
@@ -773,10 +806,9 @@ fn check_reapply(report: &Value, declared_after_search: bool) {
 fn removal_at_turn_end_applies_to_the_next_request() {
     for version in ["1.3.0", "1.6.0"] {
         let env = [("GATEKEEPER_REAPPLY", "turn_end")];
-        check_reapply(
-            &run_with_env(version, "tool-search-reactivates.json", "path", &env),
-            false,
-        );
+        let report = run_with_env(version, "tool-search-reactivates.json", "path", &env);
+        check_reapply(&report, false);
+        cleanup(&report);
     }
 }
 
@@ -784,9 +816,8 @@ fn removal_at_turn_end_applies_to_the_next_request() {
 fn removal_at_turn_start_is_too_late_for_that_request() {
     for version in ["1.3.0", "1.6.0"] {
         let env = [("GATEKEEPER_REAPPLY", "turn_start")];
-        check_reapply(
-            &run_with_env(version, "tool-search-reactivates.json", "path", &env),
-            true,
-        );
+        let report = run_with_env(version, "tool-search-reactivates.json", "path", &env);
+        check_reapply(&report, true);
+        cleanup(&report);
     }
 }
