@@ -1,0 +1,200 @@
+// pi-context-decisions: the Pi extension. A thin host for the Rust core: it forwards Pi's events
+// to the addon and carries out the effects the addon returns. It makes no policy decision and
+// holds no user-visible sentence of its own, with one exception: the reason it gives when the
+// addon itself cannot be loaded (there is then nothing to ask).
+
+import { createRequire } from "node:module";
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const CUSTOM_TYPE = "context-decisions-tools";
+const NOTICE_TYPE = "context-decisions-notice";
+// The only sentence held here: the addon (which holds every other one) could not be loaded.
+const ADDON_MISSING =
+	"pi-context-decisions could not load its native addon, so tool calls are blocked while tool filtering is on. Rebuild it (npm install in the extension folder) or turn filtering off.";
+
+type Addon = {
+	PiSession: { start(eventJson: string, entriesJson?: string): Session };
+	addonVersion(): string;
+};
+type Session = {
+	takeWarnings(): string[];
+	filteringOn(): boolean;
+	needsInventory(): boolean;
+	boundary(kindJson: string, toolsJson: string | undefined, active: string[]): string;
+	settingsChanged(): void;
+	branchMoved(entriesJson?: string): void;
+	toolCall(tool: string, serverKind: number, server?: string): CallResult;
+	toolCallWith(tool: string, serverKind: number, server: string | undefined, toolsJson?: string): CallResult;
+};
+type CallResult = { block?: string; effects?: string; refresh: boolean };
+type Effect =
+	| { type: "setActiveTools"; names: string[] }
+	| { type: "appendEntry"; customType: string; data: unknown }
+	| { type: "notice"; text: string }
+	| { type: "warn"; text: string };
+
+function loadAddon(): Addon | undefined {
+	const here = dirname(fileURLToPath(import.meta.url));
+	const candidates = [
+		process.env.PI_CONTEXT_DECISIONS_ADDON,
+		join(here, "pcd_node.node"),
+		join(here, "..", "bindings", "node", "pcd_node.node"),
+	].filter((p): p is string => !!p);
+	const require = createRequire(import.meta.url);
+	for (const path of candidates) {
+		if (!existsSync(path)) continue;
+		try {
+			return require(path) as Addon;
+		} catch {
+			// Try the next candidate; with none left the extension fails closed.
+		}
+	}
+	return undefined;
+}
+
+function serverArg(input: any): [number, string | undefined] {
+	const server = input?.server;
+	if (server === undefined || server === null) return [0, undefined];
+	if (typeof server === "string") return [1, server];
+	return [2, undefined];
+}
+
+export default function piContextDecisions(pi: any) {
+	const addon = loadAddon();
+	let session: Session | undefined;
+	let warnedMissing = false;
+
+	const notify = (ctx: any, text: string) => {
+		try {
+			if (ctx?.ui?.notify) ctx.ui.notify(text, "warning");
+		} catch {
+			// A warning that cannot be shown changes nothing.
+		}
+	};
+
+	const readTools = (): string | undefined => {
+		try {
+			return JSON.stringify(pi.getAllTools());
+		} catch {
+			return undefined;
+		}
+	};
+
+	const readBranch = (ctx: any): string | undefined => {
+		try {
+			return JSON.stringify(ctx.sessionManager.getBranch());
+		} catch {
+			return undefined;
+		}
+	};
+
+	// Carries out the addon's effects in order; returns the notice text, if any.
+	const apply = (effectsJson: string | undefined, ctx: any): string | undefined => {
+		if (!effectsJson) return undefined;
+		let notice: string | undefined;
+		for (const effect of JSON.parse(effectsJson) as Effect[]) {
+			switch (effect.type) {
+				case "setActiveTools":
+					pi.setActiveTools(effect.names);
+					break;
+				case "appendEntry":
+					pi.appendEntry(effect.customType, effect.data);
+					break;
+				case "notice":
+					notice = effect.text;
+					break;
+				case "warn":
+					notify(ctx, effect.text);
+					break;
+			}
+		}
+		return notice;
+	};
+
+	const boundary = (kind: object, ctx: any): string | undefined => {
+		if (!session) return undefined;
+		let tools: string | undefined;
+		let active: string[] = [];
+		if (session.needsInventory()) {
+			tools = readTools();
+			try {
+				active = pi.getActiveTools();
+			} catch {
+				active = [];
+			}
+		}
+		const notice = apply(session.boundary(JSON.stringify(kind), tools, active), ctx);
+		for (const w of session.takeWarnings()) notify(ctx, w);
+		return notice;
+	};
+
+	pi.on("session_start", (event: any, ctx: any) => {
+		if (!addon) {
+			if (!warnedMissing) notify(ctx, ADDON_MISSING);
+			warnedMissing = true;
+			return;
+		}
+		let trusted = false;
+		try {
+			trusted = typeof ctx.isProjectTrusted === "function" ? ctx.isProjectTrusted() === true : false;
+		} catch {
+			trusted = false;
+		}
+		const start = {
+			reason: event?.reason ?? "startup",
+			nonce: Date.now().toString(36),
+			agentDirEnv: process.env.PI_CODING_AGENT_DIR,
+			home: homedir(),
+			cwd: ctx.cwd,
+			trusted,
+		};
+		session = addon.PiSession.start(JSON.stringify(start), readBranch(ctx));
+		for (const w of session.takeWarnings()) notify(ctx, w);
+		boundary({ type: "reconcile" }, ctx);
+	});
+
+	pi.on("before_agent_start", (event: any, ctx: any) => {
+		if (!session) return undefined;
+		session.settingsChanged();
+		const text = event?.messageType === "custom" ? null : (event?.prompt ?? null);
+		const notice = boundary({ type: "prompt", text }, ctx);
+		if (!notice) return undefined;
+		return { message: { customType: NOTICE_TYPE, content: notice, display: false } };
+	});
+
+	pi.on("turn_end", (event: any, ctx: any) => {
+		if (!session) return;
+		if ((event?.toolResults?.length ?? 0) > 0) boundary({ type: "toolRound" }, ctx);
+	});
+
+	pi.on("session_tree", (_event: any, ctx: any) => {
+		if (!session) return;
+		session.branchMoved(readBranch(ctx));
+		boundary({ type: "reconcile" }, ctx);
+	});
+
+	pi.on("session_shutdown", () => {
+		session = undefined;
+	});
+
+	pi.on("tool_call", (event: any, ctx: any) => {
+		try {
+			if (!session) {
+				// No addon: nothing can be checked. Fail closed only when there is no way to know
+				// filtering is off (the addon reads the settings).
+				return addon ? undefined : { block: true, reason: ADDON_MISSING };
+			}
+			if (!session.filteringOn()) return undefined;
+			const [kind, server] = serverArg(event?.input);
+			let result = session.toolCall(event.toolName, kind, server);
+			if (result.refresh) result = session.toolCallWith(event.toolName, kind, server, readTools());
+			apply(result.effects, ctx);
+			return result.block ? { block: true, reason: result.block } : undefined;
+		} catch {
+			return { block: true, reason: ADDON_MISSING };
+		}
+	});
+}

@@ -1,0 +1,310 @@
+//! The pi-context-decisions extension inside a real Pi (1.3.0 and 1.6.0, installed from the npm
+//! registry by `tests/support/install-pi.sh`), driven headless by `tests/pi-harness/run.mjs` with
+//! Pi's faux model and in-memory MCP servers. Each scenario asserts on the tools Pi handed the
+//! model for each request, on the result of each call, and on the session file Pi wrote.
+//!
+//! `cargo xtask ci` builds the addon (`cargo build -p pcd-node`) before the tests.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const VERSIONS: [&str; 2] = ["1.3.0", "1.6.0"];
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn installer(what: &str) -> PathBuf {
+    let out = Command::new("bash")
+        .arg(repo().join("tests/support/install-pi.sh"))
+        .arg(what)
+        .output()
+        .expect("bash runs the installer");
+    assert!(
+        out.status.success(),
+        "installing {what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+}
+
+/// The addon as a `.node` file, copied once per test process: overwriting a library that another
+/// Node process has mapped would crash it.
+fn addon() -> PathBuf {
+    static ADDON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ADDON.get_or_init(copy_addon).clone()
+}
+
+fn copy_addon() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("target"));
+    let lib = target.join("debug").join("libpcd_node.so");
+    assert!(
+        lib.exists(),
+        "the addon is not built at {}: run `cargo build -p pcd-node` first (cargo xtask ci does)",
+        lib.display()
+    );
+    let dir = std::env::temp_dir().join(format!("pcd-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let copy = dir.join("pcd_node.node");
+    std::fs::copy(&lib, &copy).unwrap();
+    copy
+}
+
+/// Runs one scenario in Pi `version` and returns the harness's report.
+fn run(scenario: &str, version: &str) -> Value {
+    let node = installer("node");
+    let pi = installer(version);
+    let out = Command::new(node)
+        .arg(repo().join("tests/pi-harness/run.mjs"))
+        .arg(repo().join("tests/e2e/scenarios").join(scenario))
+        .arg("--pi")
+        .arg(pi)
+        .env("PI_CONTEXT_DECISIONS_ADDON", addon())
+        .output()
+        .expect("node runs the harness");
+    assert!(
+        out.status.success(),
+        "{scenario} on Pi {version}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("the harness prints JSON");
+    for key in ["errors", "extensionErrors", "loadErrors"] {
+        let list = report[key].as_array().map_or(0, Vec::len);
+        assert_eq!(
+            list, 0,
+            "{scenario} on Pi {version}: {key}: {}",
+            report[key]
+        );
+    }
+    report
+}
+
+fn requests(report: &Value, step: u64) -> Vec<Vec<String>> {
+    report["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["step"] == step)
+        .map(|r| {
+            r["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap().to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+/// The results of the calls to `tool` in `step`: (is error, result text).
+fn calls(report: &Value, step: u64, tool: &str) -> Vec<(bool, String)> {
+    report["toolCalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["step"] == step && c["name"] == tool)
+        .map(|c| {
+            (
+                c["isError"] == true,
+                c["result"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn ledger_entries(report: &Value) -> Vec<Value> {
+    report["customEntries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["customType"] == pcd_ledger::CUSTOM_TYPE)
+        .cloned()
+        .collect()
+}
+
+/// The branch of the session file Pi wrote, folded as `cargo xtask replay` folds it.
+fn replay(report: &Value) -> pcd_ledger::BranchState {
+    let path = report["sessionFile"]
+        .as_str()
+        .expect("a session file was written");
+    let mut file = pcd_ledger::SessionFile::open(Path::new(path)).unwrap();
+    let branch = file.branch_for(None).unwrap();
+    let replay = file.fold_branch(&branch).unwrap();
+    assert!(replay.findings.is_empty(), "{:?}", replay.findings);
+    replay.state
+}
+
+#[test]
+fn off_changes_nothing_and_writes_nothing() {
+    for version in VERSIONS {
+        let report = run("off.json", version);
+        for tools in requests(&report, 0) {
+            for tool in ["bar_chart", "web_fetch", "mcp__docs__search"] {
+                assert!(
+                    tools.contains(&tool.to_owned()),
+                    "{version}: {tool} in {tools:?}"
+                );
+            }
+        }
+        for tool in ["bar_chart", "web_fetch", "mcp__docs__search"] {
+            let results = calls(&report, 0, tool);
+            assert!(
+                !results.is_empty() && results.iter().all(|(err, _)| !err),
+                "{version}: {tool}: {results:?}"
+            );
+        }
+        assert!(
+            ledger_entries(&report).is_empty(),
+            "{version}: no entry while off"
+        );
+    }
+}
+
+#[test]
+fn filtering_in_tools_mode_inside_pi() {
+    for version in VERSIONS {
+        let report = run("pick.json", version);
+        // Step 1, the first prompt (after MCP servers connected): the relevant tool and the
+        // allowlisted one are declared; irrelevant direct tools are not.
+        let first = requests(&report, 1);
+        assert!(!first.is_empty());
+        for tools in &first {
+            assert!(
+                tools.contains(&"forecast_weather".to_owned()),
+                "{version}: {tools:?}"
+            );
+            assert!(
+                tools.contains(&"notes_add".to_owned()),
+                "{version}: allowlisted"
+            );
+            for internal in ["read", "bash", "codemode", "read_mcp_resource"] {
+                assert!(
+                    tools.contains(&internal.to_owned()),
+                    "{version}: {internal} is internal"
+                );
+            }
+            for withheld in ["bar_chart", "web_fetch", "db_query", "mcp__docs__search"] {
+                assert!(
+                    !tools.contains(&withheld.to_owned()),
+                    "{version}: {withheld} in {tools:?}"
+                );
+            }
+        }
+        assert_eq!(
+            calls(&report, 1, "forecast_weather"),
+            vec![(false, "forecast_weather ran".to_owned())]
+        );
+        assert_eq!(
+            calls(&report, 1, "notes_add"),
+            vec![(false, "notes_add ran".to_owned())]
+        );
+        // A withheld direct tool is not declared, so Pi refuses it before any tool_call.
+        let bar = calls(&report, 1, "bar_chart");
+        assert!(
+            bar[0].0 && bar[0].1.contains("not found"),
+            "{version}: {bar:?}"
+        );
+        // A nested codemode call to a withheld deferred tool is blocked by the gate, with the reason.
+        let nested = calls(&report, 1, "codemode");
+        assert!(
+            nested[0]
+                .1
+                .contains("BLOCKED=Blocked: `mcp__kb__lookup` is not available for this task"),
+            "{version}: {nested:?}"
+        );
+        // Resource tools: listing every server is blocked; reading a server that is not available
+        // is blocked; the reasons name what would allow it.
+        let list = calls(&report, 1, "list_mcp_resources");
+        assert!(
+            list[0].0 && list[0].1.contains("must name a `server`"),
+            "{version}: {list:?}"
+        );
+        let read = calls(&report, 1, "read_mcp_resource");
+        assert!(
+            read[0].0 && read[0].1.contains("`mcp__docs`"),
+            "{version}: {read:?}"
+        );
+        // tool_search re-activates a withheld tool; the next boundary removes it again.
+        let lookups = calls(&report, 1, "mcp__kb__lookup");
+        assert!(
+            lookups.iter().all(|(err, _)| *err),
+            "{version}: {lookups:?}"
+        );
+        // Step 2: a tool made available by a later prompt is declared and runs.
+        let second = requests(&report, 2);
+        assert!(
+            second
+                .iter()
+                .all(|t| t.contains(&"convert_currency".to_owned())),
+            "{version}: {second:?}"
+        );
+        assert_eq!(
+            calls(&report, 2, "convert_currency"),
+            vec![(false, "convert_currency ran".to_owned())]
+        );
+        // Step 4, after /reload: the ledger is replayed; what was available stays available.
+        assert_eq!(
+            calls(&report, 4, "forecast_weather"),
+            vec![(false, "forecast_weather ran".to_owned())]
+        );
+        // The session file replays to exactly the availability the gate enforced.
+        let state = replay(&report);
+        for available in ["forecast_weather", "convert_currency", "notes_add"] {
+            assert!(state.is_tool_available(available), "{version}: {available}");
+        }
+        for withheld in [
+            "mcp__kb__lookup",
+            "web_fetch",
+            "db_query",
+            "mcp__docs__search",
+        ] {
+            assert!(!state.is_tool_available(withheld), "{version}: {withheld}");
+        }
+        assert!(ledger_entries(&report).len() >= 3, "{version}");
+    }
+}
+
+#[test]
+fn group_mode_inside_pi() {
+    for version in VERSIONS {
+        let report = run("group.json", version);
+        // The docs server is picked as a whole: its tools and its resources are reachable.
+        for tools in requests(&report, 1) {
+            assert!(
+                tools.contains(&"mcp__docs__search".to_owned()),
+                "{version}: {tools:?}"
+            );
+            assert!(
+                tools.contains(&"mcp__docs__get_page".to_owned()),
+                "{version}: {tools:?}"
+            );
+            assert!(
+                !tools.contains(&"bar_chart".to_owned()),
+                "{version}: the toolbox extension is withheld"
+            );
+        }
+        assert_eq!(
+            calls(&report, 1, "mcp__docs__search"),
+            vec![(false, "docs result".to_owned())]
+        );
+        assert_eq!(
+            calls(&report, 1, "read_mcp_resource"),
+            vec![(false, "docs readme text".to_owned())]
+        );
+        // A nested call into a server that was not picked is blocked, naming the group key.
+        let nested = calls(&report, 1, "codemode");
+        assert!(
+            nested[0]
+                .1
+                .contains("add `mcp__kb` to the global *MCP servers & extensions* list"),
+            "{version}: {nested:?}"
+        );
+        let state = replay(&report);
+        assert!(state.is_group_key_available("mcp__docs"), "{version}");
+        assert!(!state.is_group_key_available("mcp__kb"), "{version}");
+        assert!(!state.is_group_key_available("ext__toolbox"), "{version}");
+    }
+}
