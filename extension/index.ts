@@ -18,6 +18,7 @@ const ADDON_MISSING =
 type Addon = {
 	PiSession: { start(eventJson: string, entriesJson?: string): Session };
 	addonVersion(): string;
+	commandDescription(): string;
 };
 type Session = {
 	takeWarnings(): string[];
@@ -28,6 +29,8 @@ type Session = {
 	branchMoved(entriesJson?: string): void;
 	toolCall(tool: string, serverKind: number, server?: string): CallResult;
 	toolCallWith(tool: string, serverKind: number, server: string | undefined, toolsJson?: string): CallResult;
+	list(what: string, toolsJson?: string): string;
+	usage(what: string): string;
 };
 type CallResult = { block?: string; effects?: string; refresh: boolean };
 type Effect =
@@ -179,6 +182,28 @@ export default function piContextDecisions(pi: any) {
 	pi.on("session_shutdown", () => {
 		session = undefined;
 	});
+
+	if (addon) {
+		pi.registerCommand("decisions", {
+			description: addon.commandDescription(),
+			handler: async (args: string, ctx: any) => {
+				if (!session) return;
+				const words = (args ?? "").trim().split(/\s+/).filter((w) => w.length > 0);
+				const [what, sub] = words;
+				let text: string;
+				if ((what === "tools" || what === "mcp") && sub === "list" && words.length === 2) {
+					text = session.list(what, readTools());
+				} else {
+					text = session.usage(what === "tools" || what === "mcp" ? what : "");
+				}
+				try {
+					ctx.ui.notify(text, "info");
+				} catch {
+					// Without a UI there is nowhere to show it.
+				}
+			},
+		});
+	}
 
 	pi.on("tool_call", (event: any, ctx: any) => {
 		try {

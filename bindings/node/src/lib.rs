@@ -22,6 +22,12 @@ use pcd_config_reader::PiVersion;
 use serde_json::Value;
 use std::path::PathBuf;
 
+/// The `/decisions` command's description in Pi's command list.
+#[napi]
+pub fn command_description() -> String {
+    pcd_ui_text::DECISIONS_COMMAND_DESCRIPTION.to_owned()
+}
+
 /// The addon's version (the workspace version), so the extension can check what it loaded.
 #[napi]
 pub fn addon_version() -> String {
@@ -250,5 +256,34 @@ impl PiSession {
             self.inner
                 .tool_call_with(&event, Some(inventory(tools_json))),
         )
+    }
+}
+
+#[napi]
+impl PiSession {
+    /// `/decisions tools list` (`what` = `tools`) or `/decisions mcp list` (`mcp`): a local,
+    /// names-only inventory with availability, no decision calls. Reads `getAllTools()` (JSON
+    /// text) into the snapshot first when given.
+    #[napi]
+    pub fn list(&mut self, what: String, tools_json: Option<String>) -> String {
+        if tools_json.is_some() {
+            self.inner.refresh_inventory(inventory(tools_json));
+        }
+        let view = context_decisions::views::inventory_view(&self.inner);
+        match what.as_str() {
+            "mcp" => pcd_ui_text::mcp_list(&view),
+            _ => pcd_ui_text::tools_list(&view),
+        }
+    }
+
+    /// The reply to `/decisions tools …` or `/decisions mcp …` with anything but `list`
+    /// (`what` = `tools` or `mcp`), or to `/decisions` alone or with anything else.
+    #[napi]
+    pub fn usage(&self, what: String) -> String {
+        match what.as_str() {
+            "tools" => pcd_ui_text::list_command_usage(pcd_ui_text::ListCommand::Tools),
+            "mcp" => pcd_ui_text::list_command_usage(pcd_ui_text::ListCommand::Mcp),
+            _ => pcd_ui_text::decisions_usage(),
+        }
     }
 }

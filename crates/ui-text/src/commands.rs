@@ -24,9 +24,32 @@ pub fn list_command_usage(command: ListCommand) -> String {
     }
 }
 
+/// The `/decisions` command's one-line description in Pi's command list.
+pub const DECISIONS_COMMAND_DESCRIPTION: &str =
+    "Tool and MCP filtering: list what is available and why (tools list, mcp list)";
+
+/// The reply to `/decisions` with no argument or an unknown one, in this build (which has no
+/// Tools tab yet): what the command takes, and where the switch and the pins live.
+pub fn decisions_usage() -> String {
+    "`/decisions tools list` prints every tool and why it is available; `/decisions mcp list` \
+     prints every MCP server and extension with its key and availability (names only, no \
+     decision calls). The switch, the mode, the cadence, the decision model and the allowlists \
+     are set in the settings files (`pi-context-decisions/settings.json` in Pi's agent folder, \
+     `.pi/pi-context-decisions.json` in the project) and read again at the next prompt."
+        .to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decisions_usage_text() {
+        insta::assert_snapshot!(format!(
+            "{DECISIONS_COMMAND_DESCRIPTION}\n{}",
+            decisions_usage()
+        ));
+    }
 
     #[test]
     fn usage() {

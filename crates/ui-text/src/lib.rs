@@ -53,7 +53,9 @@ mod warnings;
 mod words;
 
 pub use blocked::blocked_reason;
-pub use commands::{list_command_usage, ListCommand};
+pub use commands::{
+    decisions_usage, list_command_usage, ListCommand, DECISIONS_COMMAND_DESCRIPTION,
+};
 pub use display::display_safe;
 pub use editor::{AllowlistEditor, CursorTarget, EditorKind, EditorOutcome, Key};
 pub use groups::{groups_table, GroupsRow};
