@@ -168,6 +168,19 @@ export default function piContextDecisions(pi: any) {
 		return { message: { customType: NOTICE_TYPE, content: notice, display: false } };
 	});
 
+	// Steering and follow-up text queued while a run is active joins that run without a
+	// before_agent_start: `input` is the only event that shows it before the model sees it
+	// (docs/pi-events.md). It is a prompt boundary for the `prompt` cadence.
+	pi.on("input", (event: any, ctx: any) => {
+		if (!session) return undefined;
+		const joinsRun = event?.streamingBehavior === "steer" || event?.streamingBehavior === "followUp";
+		if (joinsRun && typeof event?.text === "string") {
+			session.settingsChanged();
+			boundary({ type: "prompt", text: event.text }, ctx);
+		}
+		return undefined;
+	});
+
 	pi.on("turn_end", (event: any, ctx: any) => {
 		if (!session) return;
 		if ((event?.toolResults?.length ?? 0) > 0) boundary({ type: "toolRound" }, ctx);

@@ -308,3 +308,24 @@ fn group_mode_inside_pi() {
         assert!(!state.is_group_key_available("ext__toolbox"), "{version}");
     }
 }
+
+#[test]
+fn steering_text_is_a_prompt_boundary_inside_pi() {
+    for version in VERSIONS {
+        let report = run("steer.json", version);
+        let requests = requests(&report, 0);
+        assert!(
+            !requests[0].contains(&"convert_currency".to_owned()),
+            "{version}: {requests:?}"
+        );
+        // The turn that delivers the steering text already has the tool it needs.
+        assert!(
+            requests[1].contains(&"convert_currency".to_owned()),
+            "{version}: {requests:?}"
+        );
+        assert_eq!(
+            calls(&report, 0, "convert_currency"),
+            vec![(false, "convert_currency ran".to_owned())]
+        );
+    }
+}
