@@ -293,6 +293,8 @@ impl Loader {
     /// overrides.
     fn apply(&mut self, servers: &Object, file: ConfigFile, global: Option<&Object>) {
         let scope = scope_of(file);
+        self.slots.reserve(servers.len());
+        self.by_namespace.reserve(servers.len());
         for (name, value) in servers.js_entries() {
             if file == ConfigFile::Project {
                 if let Some(entry) = value.as_object().filter(|o| is_override(o)) {

@@ -765,6 +765,54 @@ mod tests {
         assert!(leftovers.is_empty());
     }
 
+    const CHILD_DIR: &str = "PCD_STORE_TEST_CHILD_DIR";
+    const CHILD_ID: &str = "PCD_STORE_TEST_CHILD_ID";
+
+    /// The writer half of [`two_processes_at_once_lose_nothing`], run in a child process.
+    #[test]
+    #[ignore = "run as a child process by two_processes_at_once_lose_nothing"]
+    fn child_writer() {
+        let (Ok(dir), Ok(id)) = (std::env::var(CHILD_DIR), std::env::var(CHILD_ID)) else {
+            return;
+        };
+        for i in 0..30 {
+            let name = format!("p{id}_tool_{i}");
+            save_project_allowlist(Path::new(&dir), &tools(&[&name], &[])).unwrap();
+        }
+    }
+
+    #[test]
+    fn two_processes_at_once_lose_nothing() {
+        let dir = TestDir::new();
+        let exe = std::env::current_exe().unwrap();
+        let children: Vec<_> = (0..2)
+            .map(|id| {
+                std::process::Command::new(&exe)
+                    .args([
+                        "--exact",
+                        "store::tests::child_writer",
+                        "--ignored",
+                        "--quiet",
+                    ])
+                    .env(CHILD_DIR, dir.path())
+                    .env(CHILD_ID, id.to_string())
+                    .stdout(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for mut child in children {
+            assert!(child.wait().unwrap().success());
+        }
+        match read_project_allowlist(dir.path()) {
+            Loaded::Read { value, warnings } => {
+                assert!(warnings.is_empty());
+                assert_eq!(value.tools.len(), 60);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn two_writers_at_once_lose_nothing() {
         let dir = TestDir::new();
