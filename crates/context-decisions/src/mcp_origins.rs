@@ -51,6 +51,23 @@ pub fn resolve_agent_dir(
     Ok(PathBuf::from(value))
 }
 
+/// The capture a session makes at `session_start`: the names-only read only when the user
+/// approved it (`tools.readMcpConfig`), the project file only when Pi says the project is
+/// trusted (`None`, an unavailable trust accessor, means untrusted). Without approval nothing is
+/// read and every built-in MCP namespace keeps the Global fallback (an empty capture).
+pub fn capture(
+    settings: &pcd_model::Settings,
+    agent_dir: &Path,
+    cwd: &Path,
+    project_trusted: Option<bool>,
+    version: PiVersion,
+) -> McpOrigins {
+    if !settings.tools.read_mcp_config {
+        return McpOrigins::default();
+    }
+    read_mcp_origins(agent_dir, cwd, project_trusted == Some(true), version)
+}
+
 /// Node's `fileURLToPath` on POSIX, for the URLs an agent directory can be: `file:///p` or
 /// `file://localhost/p`, percent-decoded, query and fragment dropped; an encoded `/` or another
 /// host is refused, as Node refuses it.
@@ -225,6 +242,45 @@ mod tests {
         assert!(!v.to_string().contains("SECRET") && !text.contains("SECRET"));
         assert!(text.contains("dev-radius  mcp__dev_radius  global\n"));
         assert!(text.contains("warning  project  override_without_base  docs2\n"));
+    }
+
+    #[test]
+    fn capture_needs_approval_and_trust() {
+        let dir = std::env::temp_dir().join(format!("pcd-capture-{}", std::process::id()));
+        let agent = dir.join("agent");
+        let cwd = dir.join("project");
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::create_dir_all(cwd.join(".pi")).unwrap();
+        std::fs::write(
+            agent.join("mcp.json"),
+            br#"{"mcpServers":{"g":{"command":"x"}}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            cwd.join(".pi/mcp.json"),
+            br#"{"mcpServers":{"p":{"command":"x"}}}"#,
+        )
+        .unwrap();
+        let names = |o: &McpOrigins| -> Vec<String> {
+            o.servers().iter().map(|s| s.name().to_string()).collect()
+        };
+        let mut settings = pcd_model::Settings::default();
+        let v = PiVersion::NEWEST;
+        assert_eq!(
+            capture(&settings, &agent, &cwd, Some(true), v),
+            McpOrigins::default()
+        );
+        settings.tools.read_mcp_config = true;
+        assert_eq!(
+            names(&capture(&settings, &agent, &cwd, Some(true), v)),
+            ["g", "p"]
+        );
+        assert_eq!(
+            names(&capture(&settings, &agent, &cwd, Some(false), v)),
+            ["g"]
+        );
+        assert_eq!(names(&capture(&settings, &agent, &cwd, None, v)), ["g"]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
