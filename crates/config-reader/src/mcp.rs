@@ -149,37 +149,41 @@ pub fn evaluate(
     project: Option<McpFileInput<'_>>,
     version: PiVersion,
 ) -> McpOrigins {
+    // The decoded texts outlive the parsed trees, which borrow their strings from them, and the
+    // trees outlive the loader, which borrows its names from them.
+    let global_text = decode(global);
+    let project_text = project.map(decode);
+    let (global_tree, global_codes) = prepare(&global_text, version);
+    let (project_tree, project_codes) = match &project_text {
+        Some(text) => prepare(text, version),
+        None => (None, Vec::new()),
+    };
     let mut loader = Loader {
         version,
         slots: Vec::new(),
         by_namespace: FnvMap::default(),
         warnings: Vec::new(),
     };
-    // The decoded texts outlive the parsed trees, which borrow their strings from them.
-    let global_text = loader.decode(global, ConfigFile::Global);
-    let global_tree = global_text
-        .as_deref()
-        .and_then(|t| loader.prepare(t, ConfigFile::Global));
+    for code in global_codes {
+        loader.warn(ConfigFile::Global, code, None);
+    }
     let global_servers = global_tree.as_ref().and_then(mcp_servers);
     if let Some(servers) = global_servers {
         loader.apply(servers, ConfigFile::Global, None);
     }
-    if let Some(project) = project {
-        let project_text = loader.decode(project, ConfigFile::Project);
-        let project_tree = project_text
-            .as_deref()
-            .and_then(|t| loader.prepare(t, ConfigFile::Project));
-        if let Some(servers) = project_tree.as_ref().and_then(mcp_servers) {
-            loader.apply(servers, ConfigFile::Project, global_servers);
-        }
+    for code in project_codes {
+        loader.warn(ConfigFile::Project, code, None);
+    }
+    if let Some(servers) = project_tree.as_ref().and_then(mcp_servers) {
+        loader.apply(servers, ConfigFile::Project, global_servers);
     }
     McpOrigins {
         servers: loader
             .slots
             .into_iter()
             .map(|slot| McpServerOrigin {
-                namespace: GroupKey::for_mcp_server(&slot.name),
-                name: ServerName(slot.name),
+                namespace: GroupKey::for_mcp_server(slot.name),
+                name: ServerName(slot.name.to_owned()),
                 scope: slot.scope,
                 project_override: slot.project_override,
             })
@@ -192,20 +196,78 @@ fn mcp_servers<'t, 'a>(tree: &'t Value<'a>) -> Option<&'t Object<'a>> {
     tree.as_object()?.get("mcpServers")?.as_object()
 }
 
-/// A server Pi keeps. Its raw entry stays in the parsed global file while the reader runs (a
-/// project override is merged into it and validated again) and is dropped before anything
-/// leaves the reader.
-struct Slot {
-    name: String,
+/// The size bound and decoding: the text when the file is to be parsed, or the warning that
+/// refuses it.
+fn decode(input: McpFileInput<'_>) -> Result<Option<Cow<'_, str>>, ConfigWarningCode> {
+    let bytes = match input {
+        McpFileInput::Absent => return Ok(None),
+        McpFileInput::Refused(code) => return Err(code),
+        McpFileInput::Bytes(bytes) => bytes,
+    };
+    if bytes.len() as u64 > MAX_MCP_FILE_BYTES {
+        return Err(ConfigWarningCode::TooLarge);
+    }
+    // Node's readFileSync(path, "utf8") replaces invalid UTF-8 rather than failing.
+    // (The strict check first: it is much faster than the lossy one on valid text.)
+    Ok(Some(match std::str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }))
+}
+
+/// Parsing and the top-level checks: the parsed file when its servers are to be walked, and the
+/// file-level warnings, in Pi's order.
+fn prepare<'t>(
+    decoded: &'t Result<Option<Cow<'_, str>>, ConfigWarningCode>,
+    version: PiVersion,
+) -> (Option<Value<'t>>, Vec<ConfigWarningCode>) {
+    let text = match decoded {
+        Ok(None) => return (None, Vec::new()),
+        Err(code) => return (None, vec![*code]),
+        Ok(Some(text)) => text.as_ref(),
+    };
+    let text = match text.strip_prefix('\u{feff}') {
+        Some(rest) if version.strips_bom() => rest,
+        _ => text,
+    };
+    let Ok(tree) = json::parse(text) else {
+        return (None, vec![ConfigWarningCode::ReadOrParse]);
+    };
+    let Some(top) = tree.as_object() else {
+        return (None, vec![ConfigWarningCode::NotObject]);
+    };
+    let servers = match top.get("mcpServers") {
+        None => None,
+        Some(Value::Object(servers)) => Some(servers),
+        Some(_) => return (None, vec![ConfigWarningCode::NotObject]),
+    };
+    if servers.is_some_and(|s| s.len() > MAX_MCP_SERVER_ENTRIES) {
+        return (None, vec![ConfigWarningCode::TooManyServers]);
+    }
+    let mut codes = Vec::new();
+    if top
+        .get("autoEnableCodemode")
+        .is_some_and(|v| !matches!(v, Value::Bool(_)))
+    {
+        codes.push(ConfigWarningCode::AutoEnableCodemodeType);
+    }
+    (Some(tree), codes)
+}
+
+/// A server Pi keeps, its name borrowed from the parsed file. Its raw entry stays in the parsed
+/// global file while the reader runs (a project override is merged into it and validated
+/// again); nothing but the name leaves the reader.
+struct Slot<'t> {
+    name: &'t str,
     scope: Scope,
     project_override: bool,
 }
 
-struct Loader {
+struct Loader<'t> {
     version: PiVersion,
-    slots: Vec<Slot>,
+    slots: Vec<Slot<'t>>,
     /// Slot index by namespace (`-` folded to `_`): at most one kept name per namespace.
-    by_namespace: FnvMap<String, usize>,
+    by_namespace: FnvMap<Cow<'t, str>, usize>,
     warnings: Vec<ConfigWarning>,
 }
 
@@ -216,7 +278,16 @@ fn scope_of(file: ConfigFile) -> Scope {
     }
 }
 
-impl Loader {
+/// Pi's namespace folding (`-` to `_`), borrowing when there is nothing to fold.
+fn fold(name: &str) -> Cow<'_, str> {
+    if name.contains('-') {
+        Cow::Owned(name.replace('-', "_"))
+    } else {
+        Cow::Borrowed(name)
+    }
+}
+
+impl<'t> Loader<'t> {
     fn warn(&mut self, file: ConfigFile, code: ConfigWarningCode, name: Option<&JsString>) {
         let server = name
             .filter(|n| is_valid_name(n.as_bytes()))
@@ -225,62 +296,9 @@ impl Loader {
         self.warnings.push(ConfigWarning { file, code, server });
     }
 
-    /// The size bound and decoding; the text when the file is to be parsed.
-    fn decode<'b>(&mut self, input: McpFileInput<'b>, file: ConfigFile) -> Option<Cow<'b, str>> {
-        let bytes = match input {
-            McpFileInput::Absent => return None,
-            McpFileInput::Refused(code) => {
-                self.warn(file, code, None);
-                return None;
-            }
-            McpFileInput::Bytes(bytes) => bytes,
-        };
-        if bytes.len() as u64 > MAX_MCP_FILE_BYTES {
-            self.warn(file, ConfigWarningCode::TooLarge, None);
-            return None;
-        }
-        // Node's readFileSync(path, "utf8") replaces invalid UTF-8 rather than failing.
-        Some(String::from_utf8_lossy(bytes))
-    }
-
-    /// Parsing and the top-level checks; the parsed file when its servers are to be walked.
-    fn prepare<'t>(&mut self, text: &'t str, file: ConfigFile) -> Option<Value<'t>> {
-        let text = match text.strip_prefix('\u{feff}') {
-            Some(rest) if self.version.strips_bom() => rest,
-            _ => text,
-        };
-        let Ok(tree) = json::parse(text) else {
-            self.warn(file, ConfigWarningCode::ReadOrParse, None);
-            return None;
-        };
-        let Some(top) = tree.as_object() else {
-            self.warn(file, ConfigWarningCode::NotObject, None);
-            return None;
-        };
-        let servers = match top.get("mcpServers") {
-            None => None,
-            Some(Value::Object(servers)) => Some(servers),
-            Some(_) => {
-                self.warn(file, ConfigWarningCode::NotObject, None);
-                return None;
-            }
-        };
-        if servers.is_some_and(|s| s.len() > MAX_MCP_SERVER_ENTRIES) {
-            self.warn(file, ConfigWarningCode::TooManyServers, None);
-            return None;
-        }
-        if top
-            .get("autoEnableCodemode")
-            .is_some_and(|v| !matches!(v, Value::Bool(_)))
-        {
-            self.warn(file, ConfigWarningCode::AutoEnableCodemodeType, None);
-        }
-        Some(tree)
-    }
-
     /// The slot of exactly `name` (JavaScript's `servers.get(name)`).
     fn find(&self, name: &str) -> Option<usize> {
-        self.find_in(&name.replace('-', "_"), name)
+        self.find_in(&fold(name), name)
     }
 
     /// [`Loader::find`] with the namespace already folded.
@@ -291,7 +309,7 @@ impl Loader {
 
     /// Walks one file's servers; `global` is the global file's `mcpServers`, the base of project
     /// overrides.
-    fn apply(&mut self, servers: &Object, file: ConfigFile, global: Option<&Object>) {
+    fn apply(&mut self, servers: &'t Object<'t>, file: ConfigFile, global: Option<&Object>) {
         let scope = scope_of(file);
         self.slots.reserve(servers.len());
         self.by_namespace.reserve(servers.len());
@@ -313,7 +331,7 @@ impl Loader {
             }
             // Validation passed, so the name is ASCII.
             let Some(text) = name.as_str() else { continue };
-            let namespace = text.replace('-', "_");
+            let namespace = fold(text);
             let clash = self
                 .by_namespace
                 .get(&namespace)
@@ -332,7 +350,7 @@ impl Loader {
                 continue;
             }
             let slot = Slot {
-                name: text.to_owned(),
+                name: text,
                 scope,
                 project_override: false,
             };
@@ -364,7 +382,7 @@ impl Loader {
         // The base is always a global entry: a project file cannot define a name and override it
         // too (a duplicate key is one entry).
         let base = global
-            .and_then(|g| g.get(&self.slots[index].name))
+            .and_then(|g| g.get(self.slots[index].name))
             .and_then(Value::as_object);
         let mut merged = base.cloned().unwrap_or_default();
         for (k, v) in entry.entries() {
