@@ -98,8 +98,10 @@ pub fn stem(word: &str) -> String {
     if word.len() <= 3 || !word.is_ascii() {
         return word.to_owned();
     }
+    // `ies` and a final consonant-`y` both become `i`, so "companies"/"company" and
+    // "movies"/"movie" (after the final `e` goes) each meet.
     let mut w: String = if let Some(s) = word.strip_suffix("ies").filter(|s| s.len() > 1) {
-        format!("{s}y")
+        format!("{s}i")
     } else if let Some(s) = ["sses", "ches", "shes", "xes", "zes"]
         .iter()
         .find_map(|suf| word.strip_suffix(suf).map(|s| (s, suf)))
@@ -144,6 +146,7 @@ pub fn stem(word: &str) -> String {
         ("ment", ""),
         ("ly", ""),
         ("er", ""),
+        ("or", ""),
         ("ion", ""),
     ] {
         if let Some(s) = strip(&w, suffix, 3) {
@@ -153,6 +156,10 @@ pub fn stem(word: &str) -> String {
     }
     if w.len() > 3 && w.ends_with('e') {
         w.pop();
+    }
+    if w.len() > 3 && w.ends_with('y') && !has_vowel(&w[w.len() - 2..w.len() - 1]) {
+        w.pop();
+        w.push('i');
     }
     w
 }
@@ -212,6 +219,8 @@ mod tests {
         assert_eq!(stem("running"), stem("run"));
         assert_eq!(stem("called"), "call");
         assert_eq!(stem("companies"), stem("company"));
+        assert_eq!(stem("movies"), stem("movie"));
+        assert_eq!(stem("directed"), stem("director"));
     }
 
     #[test]
