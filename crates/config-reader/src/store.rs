@@ -531,6 +531,7 @@ mod tests {
     use super::*;
     use crate::testdir::TestDir;
     use pcd_model::GroupKey;
+    use proptest::strategy::Strategy;
     use serde_json::json;
     use std::os::unix::fs::PermissionsExt;
 
@@ -682,6 +683,41 @@ mod tests {
         assert_eq!(v["alwaysAllowedMcpServers"], json!(["docs"]));
         assert_eq!(v["alwaysAllowedTools"], json!(["t2"]));
         assert_eq!(v["alwaysAllowed"], json!(["skill-a"]), "kept as it is");
+    }
+
+    proptest::proptest! {
+        /// A save keeps every saved entry it was not told to remove (invalid ones and
+        /// non-strings included), in order, and adds each addition once.
+        #[test]
+        fn edits_lose_nothing(
+            saved in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "[a-c][-_]?[a-c]".prop_map(Value::from),
+                    "[a-c. ]{0,3}".prop_map(Value::from),
+                    (0i64..3).prop_map(Value::from),
+                ],
+                0..8,
+            ),
+            add in proptest::collection::vec("[a-c][-_]?[a-c]", 0..4),
+            remove in proptest::collection::vec("[a-c][-_]?[a-c]", 0..3),
+        ) {
+            let edit = ListEdit { add: add.clone(), remove: remove.clone() };
+            let mut list = saved.clone();
+            edit_list(&mut list, &edit, same_group);
+            let removed = |v: &Value| {
+                v.as_str().is_some_and(|s| remove.iter().any(|r| same_group(s, r)))
+            };
+            let kept: Vec<&Value> = saved.iter().filter(|v| !removed(v)).collect();
+            proptest::prop_assert_eq!(&list.iter().take(kept.len()).collect::<Vec<_>>(), &kept);
+            for a in &add {
+                let n = list.iter().filter(|v| v.as_str().is_some_and(|s| same_group(s, a))).count();
+                proptest::prop_assert!(n >= 1);
+            }
+            for extra in &list[kept.len()..] {
+                let s = extra.as_str().unwrap();
+                proptest::prop_assert!(add.iter().any(|a| a == s));
+            }
+        }
     }
 
     #[test]
