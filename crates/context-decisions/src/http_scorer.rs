@@ -7,7 +7,7 @@
 //! together); the answer is read with a size bound and parsed strictly. The API key is sent in
 //! the `Authorization` header and nowhere else: it is not in any error, and `Debug` redacts it.
 
-use pcd_picker::request::{DecisionModel, DecisionRequest, ModelError, INSTRUCTIONS};
+use pcd_picker::request::{Cancellation, DecisionModel, DecisionRequest, ModelError, INSTRUCTIONS};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
@@ -130,9 +130,19 @@ impl HttpScorer {
         })
     }
 
-    fn exchange(&self, body: &str) -> Result<(u16, Vec<u8>), ModelError> {
-        let deadline = Instant::now() + self.timeout;
+    fn exchange(
+        &self,
+        body: &str,
+        round_deadline: Instant,
+        cancel: &Cancellation,
+    ) -> Result<(u16, Vec<u8>), ModelError> {
+        let deadline = round_deadline.min(Instant::now() + self.timeout);
+        // Reads wait in short slices so a cancellation is seen within one slice.
+        let slice = Duration::from_millis(50);
         let left = || {
+            if cancel.is_cancelled() {
+                return Err(ModelError::Cancelled);
+            }
             deadline
                 .checked_duration_since(Instant::now())
                 .filter(|d| !d.is_zero())
@@ -163,7 +173,7 @@ impl HttpScorer {
         let mut buf = [0u8; 8192];
         loop {
             stream
-                .set_read_timeout(Some(left()?))
+                .set_read_timeout(Some(left()?.min(slice)))
                 .map_err(|_| ModelError::Unavailable)?;
             match stream.read(&mut buf) {
                 Ok(0) => break,
@@ -176,7 +186,13 @@ impl HttpScorer {
                         return done;
                     }
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::Interrupted
+                            | std::io::ErrorKind::WouldBlock
+                            | std::io::ErrorKind::TimedOut
+                    ) => {}
                 Err(_) => return Err(ModelError::Unavailable),
             }
         }
@@ -246,7 +262,12 @@ fn dechunk(mut body: &[u8]) -> Option<Vec<u8>> {
 }
 
 impl DecisionModel for HttpScorer {
-    fn answer(&self, request: &DecisionRequest) -> Result<String, ModelError> {
+    fn answer(
+        &self,
+        request: &DecisionRequest,
+        deadline: Instant,
+        cancel: &Cancellation,
+    ) -> Result<String, ModelError> {
         let payload = json!({
             "model": self.model,
             "temperature": 0,
@@ -256,7 +277,7 @@ impl DecisionModel for HttpScorer {
             ],
         })
         .to_string();
-        let (status, body) = self.exchange(&payload)?;
+        let (status, body) = self.exchange(&payload, deadline, cancel)?;
         match status {
             200 => {}
             401 | 403 | 404 => return Err(ModelError::Configuration),
@@ -351,6 +372,10 @@ mod tests {
         )
     }
 
+    fn far() -> Instant {
+        Instant::now() + Duration::from_secs(30)
+    }
+
     fn scorer(port: u16, timeout_ms: u64) -> HttpScorer {
         HttpScorer::new(
             &format!("http://127.0.0.1:{port}/v1"),
@@ -370,7 +395,9 @@ mod tests {
             )),
         );
         let r = request();
-        let text = scorer(port, 2000).answer(&r).unwrap();
+        let text = scorer(port, 2000)
+            .answer(&r, far(), &Cancellation::default())
+            .unwrap();
         assert_eq!(parse_answer(&r, &text).unwrap(), vec![(0, 0.8)]);
         let sent = rx.recv().unwrap();
         assert!(sent.starts_with("POST /v1/chat/completions HTTP/1.1\r\n"));
@@ -389,7 +416,9 @@ mod tests {
         );
         let (port, _rx) = serve(Duration::ZERO, Some(response));
         assert_eq!(
-            scorer(port, 2000).answer(&request()).unwrap(),
+            scorer(port, 2000)
+                .answer(&request(), far(), &Cancellation::default())
+                .unwrap(),
             "{\"scores\":[]}"
         );
     }
@@ -399,7 +428,7 @@ mod tests {
         let (port, _rx) = serve(Duration::from_millis(800), Some(ok("{}")));
         let start = Instant::now();
         assert_eq!(
-            scorer(port, 300).answer(&request()),
+            scorer(port, 300).answer(&request(), far(), &Cancellation::default()),
             Err(ModelError::Unavailable)
         );
         assert!(start.elapsed() < Duration::from_millis(750));
@@ -409,7 +438,7 @@ mod tests {
     fn no_answer_at_all_times_out_and_a_closed_port_fails() {
         let (port, _rx) = serve(Duration::ZERO, None);
         assert_eq!(
-            scorer(port, 300).answer(&request()),
+            scorer(port, 300).answer(&request(), far(), &Cancellation::default()),
             Err(ModelError::Unavailable)
         );
         let closed = TcpListener::bind("127.0.0.1:0")
@@ -418,7 +447,7 @@ mod tests {
             .unwrap()
             .port();
         assert_eq!(
-            scorer(closed, 300).answer(&request()),
+            scorer(closed, 300).answer(&request(), far(), &Cancellation::default()),
             Err(ModelError::Unavailable)
         );
     }
@@ -434,7 +463,7 @@ mod tests {
         ] {
             let (port, _rx) = serve(Duration::ZERO, Some(response.clone()));
             assert_eq!(
-                scorer(port, 2000).answer(&request()),
+                scorer(port, 2000).answer(&request(), far(), &Cancellation::default()),
                 Err(ModelError::Unavailable),
                 "{response}"
             );
@@ -444,7 +473,7 @@ mod tests {
             Some("HTTP/1.1 401 No\r\nContent-Length: 0\r\n\r\n".into()),
         );
         assert_eq!(
-            scorer(port, 2000).answer(&request()),
+            scorer(port, 2000).answer(&request(), far(), &Cancellation::default()),
             Err(ModelError::Configuration)
         );
     }
@@ -454,6 +483,32 @@ mod tests {
             "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         )
+    }
+
+    #[test]
+    fn the_round_deadline_and_cancellation_stop_a_request() {
+        let (port, _rx) = serve(Duration::ZERO, None);
+        let start = Instant::now();
+        let deadline = Instant::now() + Duration::from_millis(200);
+        let s = scorer(port, 10_000);
+        assert_eq!(
+            s.answer(&request(), deadline, &Cancellation::default()),
+            Err(ModelError::Unavailable)
+        );
+        assert!(start.elapsed() < Duration::from_millis(1500));
+        let (port, _rx) = serve(Duration::ZERO, None);
+        let cancel = Cancellation::default();
+        let c = cancel.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            c.cancel();
+        });
+        let start = Instant::now();
+        assert_eq!(
+            scorer(port, 10_000).answer(&request(), far(), &cancel),
+            Err(ModelError::Cancelled)
+        );
+        assert!(start.elapsed() < Duration::from_millis(1500));
     }
 
     #[test]

@@ -9,12 +9,12 @@ use crate::inventory::read_inventory_file;
 use pcd_model::{Allowlists, Classifier, DecisionSettings, Mode};
 use pcd_picker::candidates::{candidates, Available, CandidateKey, Exempt};
 use pcd_picker::embedded::{CandidateText, EmbeddedIndex};
-use pcd_picker::request::{build_requests, parse_answer, DecisionModel, ModelError};
+use pcd_picker::request::{build_requests, parse_answer, Cancellation, DecisionModel, ModelError};
 use pcd_picker::round::{rounded, select, Outcome};
 use pcd_picker::text::bounded;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The longest prompt the picker reads, in characters (the rest is ignored).
 pub const MAX_PROMPT_CHARS: usize = 4000;
@@ -73,21 +73,30 @@ fn http_from_env(decision: &DecisionSettings) -> Result<HttpScorer, String> {
 }
 
 /// Scores every candidate through `model`: bounded batches, at most `decision.concurrency` in
-/// flight, each answer checked per candidate. Any failed batch fails the whole round.
+/// flight, one `deadline` for the whole round, each answer checked per candidate. Any failed
+/// batch, a passed deadline or a cancellation fails the whole round.
 pub fn score_with(
     model: &(dyn DecisionModel + Sync),
     prompt: &str,
     candidates: &[pcd_picker::candidates::Candidate],
     decision: &DecisionSettings,
+    deadline: Instant,
+    cancel: &Cancellation,
 ) -> Result<Vec<Option<f64>>, ModelError> {
     let requests = build_requests(prompt, candidates, decision.batch_size as usize);
     let mut scores = vec![None; candidates.len()];
     let width = (decision.concurrency as usize).max(1);
     for wave in requests.chunks(width) {
+        if cancel.is_cancelled() {
+            return Err(ModelError::Cancelled);
+        }
+        if Instant::now() >= deadline {
+            return Err(ModelError::Unavailable);
+        }
         let answers: Vec<Result<String, ModelError>> = std::thread::scope(|s| {
             let handles: Vec<_> = wave
                 .iter()
-                .map(|r| s.spawn(move || model.answer(r)))
+                .map(|r| s.spawn(move || model.answer(r, deadline, cancel)))
                 .collect();
             handles
                 .into_iter()
@@ -129,8 +138,17 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         Vec::new()
     } else if args.scorer == "http" {
         let scorer = http_from_env(&decision)?;
-        let scores = score_with(&scorer, &prompt, &set.candidates, &decision)
-            .map_err(|e| format!("{e}; nothing would be made available (fail closed)"))?;
+        let deadline = Instant::now() + Duration::from_millis(decision.timeout_ms);
+        let cancel = Cancellation::default();
+        let scores = score_with(
+            &scorer,
+            &prompt,
+            &set.candidates,
+            &decision,
+            deadline,
+            &cancel,
+        )
+        .map_err(|e| format!("{e}; nothing would be made available (fail closed)"))?;
         select(&scores, decision.threshold, cap)
     } else {
         let index = EmbeddedIndex::build(set.candidates.iter().map(|c| CandidateText {
@@ -347,7 +365,12 @@ mod tests {
     }
 
     impl DecisionModel for Fake {
-        fn answer(&self, request: &DecisionRequest) -> Result<String, ModelError> {
+        fn answer(
+            &self,
+            request: &DecisionRequest,
+            _deadline: Instant,
+            _cancel: &Cancellation,
+        ) -> Result<String, ModelError> {
             let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
             self.most.fetch_max(now, Ordering::SeqCst);
             std::thread::sleep(Duration::from_millis(20));
@@ -392,7 +415,9 @@ mod tests {
             concurrency: 3,
             ..DecisionSettings::default()
         };
-        let scores = score_with(&model, "p", &cands(95), &decision).unwrap();
+        let far = Instant::now() + Duration::from_secs(30);
+        let none = Cancellation::default();
+        let scores = score_with(&model, "p", &cands(95), &decision, far, &none).unwrap();
         assert!(model.most.load(Ordering::SeqCst) <= 3);
         assert!(
             model.most.load(Ordering::SeqCst) >= 2,
@@ -414,9 +439,27 @@ mod tests {
             fail: true,
         };
         let decision = DecisionSettings::default();
+        let far = Instant::now() + Duration::from_secs(30);
+        let none = Cancellation::default();
         assert_eq!(
-            score_with(&model, "p", &cands(3), &decision),
+            score_with(&model, "p", &cands(3), &decision, far, &none),
             Err(ModelError::Unavailable)
+        );
+        let ok = Fake {
+            in_flight: AtomicUsize::new(0),
+            most: AtomicUsize::new(0),
+            fail: false,
+        };
+        let cancelled = Cancellation::default();
+        cancelled.cancel();
+        assert_eq!(
+            score_with(&ok, "p", &cands(3), &decision, far, &cancelled),
+            Err(ModelError::Cancelled)
+        );
+        assert_eq!(
+            score_with(&ok, "p", &cands(3), &decision, Instant::now(), &none),
+            Err(ModelError::Unavailable),
+            "a passed deadline fails the round"
         );
     }
 

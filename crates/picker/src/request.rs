@@ -14,6 +14,9 @@
 use crate::candidates::{Candidate, CandidateKey};
 use crate::text::bounded;
 use serde_json::Value;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
 
 /// The longest user text a request carries, in characters: the end of the prompt is kept,
 /// since the latest instruction is usually last.
@@ -180,10 +183,33 @@ pub fn parse_answer(
 /// A decision model: answers one request with text to be checked by [`parse_answer`].
 ///
 /// Implementations do their own I/O (the HTTP scorer in the facade) or none (the embedded
-/// scorer); the picker only builds requests and checks answers.
+/// scorer); the picker only builds requests and checks answers. Time and cancellation come in
+/// as arguments: the round's one `deadline` and its [`Cancellation`].
 pub trait DecisionModel {
-    /// Answers `request`, or fails (the round then fails; `failMode` decides what that means).
-    fn answer(&self, request: &DecisionRequest) -> Result<String, ModelError>;
+    /// Answers `request` before `deadline` unless `cancel` is set, or fails (the round then
+    /// fails; `failMode` decides what that means).
+    fn answer(
+        &self,
+        request: &DecisionRequest,
+        deadline: Instant,
+        cancel: &Cancellation,
+    ) -> Result<String, ModelError>;
+}
+
+/// A round's cancellation flag, shared by every request of the round (cheap to clone).
+#[derive(Debug, Clone, Default)]
+pub struct Cancellation(Arc<AtomicBool>);
+
+impl Cancellation {
+    /// Cancels the round: requests stop as soon as they look, and the round adds nothing.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the round was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
 }
 
 /// How a decision model failed.
@@ -195,6 +221,9 @@ pub enum ModelError {
     /// It is not configured correctly (no key, bad URL, unknown model).
     #[error("the decision model is not configured correctly")]
     Configuration,
+    /// The round was cancelled.
+    #[error("the round was cancelled")]
+    Cancelled,
 }
 
 /// The interface the Pi binding implements to answer requests with Pi's own models: the picker
