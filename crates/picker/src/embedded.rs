@@ -406,3 +406,102 @@ mod tests {
         assert!(idx.scores("anything").is_empty());
     }
 }
+
+/// The embedded scorer as a [`crate::request::DecisionModel`]: it reads a request exactly as a
+/// remote model would (the bounded prompt and candidates of the JSON body, nothing else) and
+/// answers in the same format, so a round treats every decision model alike.
+///
+/// IDF is computed over the candidates of the request, so give it the whole round in one batch
+/// where possible (the `pick` and `eval` commands index every candidate at once instead).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EmbeddedScorer;
+
+impl crate::request::DecisionModel for EmbeddedScorer {
+    fn answer(
+        &self,
+        request: &crate::request::DecisionRequest,
+        _deadline: std::time::Instant,
+        cancel: &crate::request::Cancellation,
+    ) -> Result<String, crate::request::ModelError> {
+        use serde_json::{json, Value};
+        if cancel.is_cancelled() {
+            return Err(crate::request::ModelError::Cancelled);
+        }
+        let body: Value = serde_json::from_str(&request.body)
+            .map_err(|_| crate::request::ModelError::Unavailable)?;
+        let items = body["candidates"].as_array().cloned().unwrap_or_default();
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+        let fields: Vec<(Vec<String>, String, String)> = items
+            .iter()
+            .map(|c| {
+                let names = match c.get("tools").and_then(Value::as_array) {
+                    Some(list) => list.iter().map(text).collect(),
+                    None => vec![text(&c["name"])],
+                };
+                (names, text(&c["label"]), text(&c["description"]))
+            })
+            .collect();
+        let index =
+            EmbeddedIndex::build(
+                fields
+                    .iter()
+                    .map(|(names, label, description)| CandidateText {
+                        names,
+                        label,
+                        description,
+                    }),
+            );
+        let scores = index.scores(&request.prompt);
+        let answer: Vec<Value> = items
+            .iter()
+            .zip(scores)
+            .map(|(c, s)| json!({"id": c["id"], "score": s}))
+            .collect();
+        Ok(json!({ "scores": answer }).to_string())
+    }
+}
+
+#[cfg(test)]
+mod scorer_tests {
+    use super::*;
+    use crate::candidates::{Candidate, CandidateKey};
+    use crate::request::{build_requests, parse_answer, Cancellation, DecisionModel};
+
+    #[test]
+    fn the_embedded_scorer_answers_requests_like_any_model() {
+        let tools = [
+            (
+                "get_weather_forecast",
+                "Get the weather forecast for a city.",
+            ),
+            ("send_email", "Send an email message to a recipient."),
+            ("search_flights", "Search flights between two airports."),
+        ];
+        let candidates: Vec<Candidate> = tools
+            .iter()
+            .enumerate()
+            .map(|(i, (n, d))| Candidate {
+                key: CandidateKey::Tool((*n).to_owned()),
+                label: String::new(),
+                description: (*d).to_owned(),
+                names: vec![(*n).to_owned()],
+                members: vec![i],
+                definition_chars: 0,
+            })
+            .collect();
+        let request = build_requests("weather forecast for Oslo", &candidates, 50).remove(0);
+        let far = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let text = EmbeddedScorer
+            .answer(&request, far, &Cancellation::default())
+            .unwrap();
+        let scores = parse_answer(&request, &text).unwrap();
+        assert_eq!(scores.len(), 3);
+        assert!(
+            scores[0].1 > scores[1].1 && scores[0].1 > scores[2].1,
+            "{scores:?}"
+        );
+        let cancelled = Cancellation::default();
+        cancelled.cancel();
+        assert!(EmbeddedScorer.answer(&request, far, &cancelled).is_err());
+    }
+}
