@@ -387,6 +387,66 @@ mod tests {
     }
 
     #[test]
+    fn mcp_mode_groups_follow_the_same_cadence_and_a_member_call_scores_its_group() {
+        let groups: Vec<Candidate> = ["srv_a", "srv_b", "srv_c"]
+            .iter()
+            .enumerate()
+            .map(|(i, g)| Candidate {
+                key: CandidateKey::Group(pcd_model::GroupKey::for_mcp_server(g)),
+                label: (*g).to_owned(),
+                description: String::new(),
+                names: vec![format!("mcp__{g}__one"), format!("mcp__{g}__two")],
+                members: vec![2 * i, 2 * i + 1],
+                definition_chars: 0,
+            })
+            .collect();
+        let d = settings();
+        let mut m = Memory::default();
+        let job = plan(
+            Cadence::Initial,
+            &d,
+            2,
+            &m,
+            &groups,
+            Event::UserPrompt("first"),
+        )
+        .job
+        .unwrap();
+        assert_eq!(job.candidates, vec![0, 1, 2]);
+        m.first_prompt = Some("first".into());
+        m.considered = groups.iter().take(2).map(|g| g.key.clone()).collect();
+        // The third group arrived late and nobody scored it: a call to one of its tools scores
+        // the whole group once, against the first prompt.
+        let job = plan(
+            Cadence::Initial,
+            &d,
+            2,
+            &m,
+            &groups,
+            Event::ToolCall("mcp__srv_c__two"),
+        )
+        .job
+        .unwrap();
+        assert_eq!(
+            (job.prompt.as_str(), job.candidates.as_slice()),
+            ("first", &[2][..])
+        );
+        assert_eq!(
+            plan(
+                Cadence::Initial,
+                &d,
+                2,
+                &m,
+                &groups,
+                Event::ToolCall("mcp__srv_a__one")
+            )
+            .job,
+            None,
+            "already considered: never re-picked"
+        );
+    }
+
+    #[test]
     fn enabling_mid_session_keeps_registered_tools_available() {
         assert_eq!(
             enable_mid_session(["x", "y"]),

@@ -354,3 +354,45 @@ mod tests {
         assert_eq!(c.threshold, 0.625);
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn score() -> impl Strategy<Value = Option<f64>> {
+        // Few distinct values, so ties are common.
+        prop_oneof![Just(None), (0u8..=8).prop_map(|x| Some(f64::from(x) / 8.0))]
+    }
+
+    proptest! {
+        #[test]
+        fn selection_obeys_threshold_cap_and_stable_ties(
+            scores in proptest::collection::vec(score(), 0..40),
+            threshold in (0u8..=8).prop_map(|x| f64::from(x) / 8.0),
+            cap in 0usize..8,
+        ) {
+            let out = select(&scores, threshold, cap);
+            prop_assert_eq!(out.len(), scores.len());
+            let added: Vec<usize> = (0..out.len()).filter(|&i| matches!(out[i], Outcome::Added { .. })).collect();
+            prop_assert!(added.len() <= cap);
+            for (i, o) in out.iter().enumerate() {
+                match *o {
+                    Outcome::Dropped => prop_assert!(scores[i].is_none()),
+                    Outcome::Added { score } => prop_assert!(score >= threshold),
+                    Outcome::BelowThreshold { score } => prop_assert!(score < threshold),
+                    Outcome::CutByCap { score } => {
+                        prop_assert!(score >= threshold);
+                        prop_assert_eq!(added.len(), cap);
+                        // Nothing added scores lower, and an equal score was added only if it
+                        // comes earlier in candidate order.
+                        for &a in &added {
+                            let sa = out[a].score().unwrap();
+                            prop_assert!(sa > score || (sa == score && a < i));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
