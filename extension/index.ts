@@ -4,7 +4,7 @@
 // addon itself cannot be loaded (there is then nothing to ask).
 
 import { createRequire } from "node:module";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,6 +19,7 @@ type Addon = {
 	PiSession: { start(eventJson: string, entriesJson?: string): Session };
 	addonVersion(): string;
 	commandDescription(): string;
+	checkFailedReason(): string;
 };
 type Session = {
 	takeWarnings(): string[];
@@ -56,6 +57,29 @@ function loadAddon(): Addon | undefined {
 		}
 	}
 	return undefined;
+}
+
+// Degraded mode, only when the addon cannot be loaded: nothing can be decided, so external calls
+// are blocked while the switch may be on. The switch is read here with the least logic that can
+// fail closed: a missing file means the default (off); an unreadable one counts as on.
+function switchMayBeOn(): boolean {
+	const env = process.env.PI_CODING_AGENT_DIR;
+	const home = homedir();
+	const agentDir = !env ? join(home, ".pi", "agent") : env === "~" ? home : env.startsWith("~/") ? join(home, env.slice(2)) : env;
+	try {
+		const settings = JSON.parse(readFileSync(join(agentDir, "pi-context-decisions", "settings.json"), "utf8"));
+		return settings?.tools?.enabled !== false && settings?.tools?.enabled !== undefined;
+	} catch (error: any) {
+		return error?.code !== "ENOENT";
+	}
+}
+
+// Built-in provenance, as Pi assigns it (never the tool's name); built-in MCP server tools are not
+// internal.
+function isInternal(tool: any): boolean {
+	const info = tool?.sourceInfo;
+	if (info?.source !== "builtin" || typeof info?.path !== "string" || !info.path.startsWith("builtin:")) return false;
+	return !(typeof tool?.namespace?.name === "string" && tool.namespace.name.startsWith("mcp__"));
 }
 
 function serverArg(input: any): [number, string | undefined] {
@@ -221,9 +245,10 @@ export default function piContextDecisions(pi: any) {
 	pi.on("tool_call", (event: any, ctx: any) => {
 		try {
 			if (!session) {
-				// No addon: nothing can be checked. Fail closed only when there is no way to know
-				// filtering is off (the addon reads the settings).
-				return addon ? undefined : { block: true, reason: ADDON_MISSING };
+				if (addon) return undefined;
+				if (!switchMayBeOn()) return undefined;
+				const tool = pi.getAllTools().find((t: any) => t?.name === event?.toolName);
+				return tool && isInternal(tool) ? undefined : { block: true, reason: ADDON_MISSING };
 			}
 			if (!session.filteringOn()) return undefined;
 			const [kind, server] = serverArg(event?.input);
@@ -232,7 +257,13 @@ export default function piContextDecisions(pi: any) {
 			apply(result.effects, ctx);
 			return result.block ? { block: true, reason: result.block } : undefined;
 		} catch {
-			return { block: true, reason: ADDON_MISSING };
+			let reason = ADDON_MISSING;
+			try {
+				if (addon) reason = addon.checkFailedReason();
+			} catch {
+				// Keep the fallback sentence.
+			}
+			return { block: true, reason };
 		}
 	});
 }

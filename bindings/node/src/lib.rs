@@ -22,6 +22,12 @@ use pcd_config_reader::PiVersion;
 use serde_json::Value;
 use std::path::PathBuf;
 
+/// The reason to block with when checking a call failed inside the extension (fail closed).
+#[napi]
+pub fn check_failed_reason() -> String {
+    pcd_ui_text::check_failed_reason()
+}
+
 /// The `/decisions` command's description in Pi's command list.
 #[napi]
 pub fn command_description() -> String {

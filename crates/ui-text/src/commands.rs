@@ -28,6 +28,14 @@ pub fn list_command_usage(command: ListCommand) -> String {
 pub const DECISIONS_COMMAND_DESCRIPTION: &str =
     "Tool and MCP filtering: list what is available and why (tools list, mcp list)";
 
+/// The reason a call is blocked when checking it failed inside the extension itself (an
+/// unexpected error): it fails closed.
+pub fn check_failed_reason() -> String {
+    "Blocked: pi-context-decisions could not check this call (an internal error), so it failed \
+     closed. Try again; if it keeps happening, turn tool filtering off and report it."
+        .to_owned()
+}
+
 /// The reply to `/decisions` with no argument or an unknown one, in this build (which has no
 /// Tools tab yet): what the command takes, and where the switch and the pins live.
 pub fn decisions_usage() -> String {
@@ -46,8 +54,9 @@ mod tests {
     #[test]
     fn decisions_usage_text() {
         insta::assert_snapshot!(format!(
-            "{DECISIONS_COMMAND_DESCRIPTION}\n{}",
-            decisions_usage()
+            "{DECISIONS_COMMAND_DESCRIPTION}\n{}\n{}",
+            decisions_usage(),
+            check_failed_reason()
         ));
     }
 

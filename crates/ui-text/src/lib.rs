@@ -54,7 +54,8 @@ mod words;
 
 pub use blocked::blocked_reason;
 pub use commands::{
-    decisions_usage, list_command_usage, ListCommand, DECISIONS_COMMAND_DESCRIPTION,
+    check_failed_reason, decisions_usage, list_command_usage, ListCommand,
+    DECISIONS_COMMAND_DESCRIPTION,
 };
 pub use display::display_safe;
 pub use editor::{AllowlistEditor, CursorTarget, EditorKind, EditorOutcome, Key};

@@ -1,0 +1,81 @@
+//! The Pi extension holds no user-visible sentence of its own: every text a person or the model
+//! reads comes from ui-text through the addon. The one exception is the reason given when the
+//! addon itself cannot be loaded (then there is nothing to ask); it is the constant
+//! `ADDON_MISSING`.
+
+use std::path::Path;
+
+/// Every string literal of a TypeScript source ('…', "…" and `…`), naively but without missing any:
+/// comments are skipped so their prose does not count.
+fn literals(source: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let chars: Vec<char> = source.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '/' && chars.get(i + 1) == Some(&'/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c == '/' && chars.get(i + 1) == Some(&'*') {
+            i += 2;
+            while i + 1 < chars.len() && !(chars[i] == '*' && chars[i + 1] == '/') {
+                i += 1;
+            }
+            i += 2;
+            continue;
+        }
+        if c == '"' || c == '\'' || c == '`' {
+            let mut text = String::new();
+            i += 1;
+            while i < chars.len() && chars[i] != c {
+                if chars[i] == '\\' {
+                    i += 1;
+                }
+                if let Some(&ch) = chars.get(i) {
+                    text.push(ch);
+                }
+                i += 1;
+            }
+            out.push(text);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// A literal a person would read as a sentence: three or more words of letters.
+fn is_sentence(text: &str) -> bool {
+    text.split_whitespace()
+        .filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 2)
+        .count()
+        >= 3
+}
+
+#[test]
+fn the_extension_holds_no_sentence_but_the_addon_missing_one() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../extension/index.ts");
+    let source = std::fs::read_to_string(path).unwrap();
+    let sentences: Vec<String> = literals(&source)
+        .into_iter()
+        .filter(|l| is_sentence(l))
+        .collect();
+    assert_eq!(sentences.len(), 1, "{sentences:#?}");
+    let declared = source
+        .split("const ADDON_MISSING =")
+        .nth(1)
+        .expect("the one sentence is the ADDON_MISSING constant");
+    assert!(declared
+        .trim_start()
+        .starts_with(&format!("\"{}\"", sentences[0])));
+}
+
+#[test]
+fn the_scan_finds_sentences() {
+    let found = literals("const a = \"tool_call\"; // a comment with words in it\nconst b = `Blocked: this is a sentence`;");
+    assert_eq!(found, ["tool_call", "Blocked: this is a sentence"]);
+    assert!(!is_sentence(&found[0]));
+    assert!(is_sentence(&found[1]));
+}
