@@ -7,6 +7,7 @@
 //! together); the answer is read with a size bound and parsed strictly. The API key is sent in
 //! the `Authorization` header and nowhere else: it is not in any error, and `Debug` redacts it.
 
+use pcd_model::{DecisionProvider, DecisionSettings};
 use pcd_picker::request::{Cancellation, DecisionModel, DecisionRequest, ModelError, INSTRUCTIONS};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
@@ -128,6 +129,29 @@ impl HttpScorer {
             api_key,
             timeout,
         })
+    }
+
+    /// From the `decision.*` settings: `baseUrl`, `model`, `timeoutMs`, and the key read from the
+    /// environment variable named by `apiKeyEnv` through `env` (so tests and hosts choose where
+    /// variables come from). `None` when the settings select no usable HTTP model.
+    pub fn from_settings(
+        decision: &DecisionSettings,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Option<Result<HttpScorer, HttpScorerError>> {
+        if decision.provider != DecisionProvider::Http || !decision.has_model() {
+            return None;
+        }
+        let key = decision
+            .api_key_env
+            .as_deref()
+            .and_then(&env)
+            .filter(|k| !k.is_empty());
+        Some(HttpScorer::new(
+            decision.base_url.as_deref().unwrap_or_default(),
+            decision.model.as_deref().unwrap_or_default(),
+            key,
+            Duration::from_millis(decision.timeout_ms),
+        ))
     }
 
     fn exchange(
@@ -509,6 +533,30 @@ mod tests {
             Err(ModelError::Cancelled)
         );
         assert!(start.elapsed() < Duration::from_millis(1500));
+    }
+
+    #[test]
+    fn settings_name_the_endpoint_and_the_key_variable() {
+        let mut d = DecisionSettings {
+            provider: DecisionProvider::Http,
+            base_url: Some("http://127.0.0.1:8080/v1".into()),
+            model: Some("qwen".into()),
+            api_key_env: Some("MY_KEY".into()),
+            ..DecisionSettings::default()
+        };
+        let env = |name: &str| (name == "MY_KEY").then(|| KEY.to_owned());
+        let s = HttpScorer::from_settings(&d, env).unwrap().unwrap();
+        assert_eq!(s.api_key.as_deref(), Some(KEY));
+        assert_eq!(s.model, "qwen");
+        assert_eq!(s.timeout, Duration::from_millis(d.timeout_ms));
+        d.provider = DecisionProvider::Embedded;
+        assert!(HttpScorer::from_settings(&d, env).is_none());
+        d.provider = DecisionProvider::Http;
+        d.model = None;
+        assert!(
+            HttpScorer::from_settings(&d, env).is_none(),
+            "no model: nothing is scored"
+        );
     }
 
     #[test]
