@@ -1,11 +1,11 @@
 //! The HTTP decision model: any OpenAI-compatible `/v1/chat/completions` endpoint.
 //!
-//! Only `http` to a loopback address (a local llama.cpp or Ollama) is spoken here, over a plain
-//! `std` socket; an `https` URL is refused with a clear error, because this build carries no
-//! TLS client, and plain `http` to any other host is refused so the prompt and the API key never
-//! cross a network in clear text. Every call has one deadline (connect, write and read
-//! together); the answer is read with a size bound and parsed strictly. The API key is sent in
-//! the `Authorization` header and nowhere else: it is not in any error, and `Debug` redacts it.
+//! `https` endpoints (OpenRouter and the like) go through `ureq` with rustls and no redirects;
+//! plain `http` is only spoken to a loopback address (a local llama.cpp or Ollama), over a `std`
+//! socket that also honours cancellation mid-read, so the prompt and the API key never cross a
+//! network in clear text. Every call has one deadline (connect, write and read together); the
+//! answer is read with a size bound and parsed strictly. The API key is sent in the
+//! `Authorization` header and nowhere else: it is not in any error, and `Debug` redacts it.
 
 use pcd_model::{DecisionProvider, DecisionSettings};
 use pcd_picker::request::{Cancellation, DecisionModel, DecisionRequest, ModelError, INSTRUCTIONS};
@@ -20,14 +20,9 @@ pub const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
 /// Why an HTTP scorer cannot be configured. No URL, model name or key is echoed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HttpScorerError {
-    /// The base URL is not `http://host[:port][/path]`.
-    #[error("the decision base URL is not a valid http URL")]
+    /// The base URL is not `https://host[:port][/path]` or `http://host[:port][/path]`.
+    #[error("the decision base URL is not a valid http or https URL")]
     BadUrl,
-    /// An `https` URL: this build has no TLS client.
-    #[error(
-        "https decision endpoints are not supported by this build; use a loopback http endpoint"
-    )]
-    HttpsUnsupported,
     /// Plain `http` to a host that is not loopback.
     #[error("plain http is only allowed to a loopback address (127.0.0.1, ::1 or localhost)")]
     NotLoopback,
@@ -36,10 +31,19 @@ pub enum HttpScorerError {
     NoModel,
 }
 
+enum Endpoint {
+    /// Plain http to a loopback socket.
+    Loopback {
+        address: SocketAddr,
+        host_header: String,
+    },
+    /// `https://authority`.
+    Tls { origin: String },
+}
+
 /// A configured endpoint.
 pub struct HttpScorer {
-    address: SocketAddr,
-    host_header: String,
+    endpoint: Endpoint,
     path: String,
     model: String,
     api_key: Option<String>,
@@ -48,8 +52,12 @@ pub struct HttpScorer {
 
 impl std::fmt::Debug for HttpScorer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let origin = match &self.endpoint {
+            Endpoint::Loopback { address, .. } => address.to_string(),
+            Endpoint::Tls { origin } => origin.clone(),
+        };
         f.debug_struct("HttpScorer")
-            .field("address", &self.address)
+            .field("endpoint", &origin)
             .field("path", &self.path)
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
@@ -59,8 +67,9 @@ impl std::fmt::Debug for HttpScorer {
 }
 
 impl HttpScorer {
-    /// Checks the configuration: `base_url` like `http://127.0.0.1:8080` or
-    /// `http://localhost:11434/v1` (`/v1/chat/completions` or `/chat/completions` is appended).
+    /// Checks the configuration: `base_url` like `https://openrouter.ai/api/v1`,
+    /// `http://127.0.0.1:8080` or `http://localhost:11434/v1` (`/v1/chat/completions`, or
+    /// `/chat/completions` after `/v1`, is appended).
     pub fn new(
         base_url: &str,
         model: &str,
@@ -71,15 +80,17 @@ impl HttpScorer {
             return Err(HttpScorerError::NoModel);
         }
         let lower = base_url.to_ascii_lowercase();
-        if lower.starts_with("https://") {
-            return Err(HttpScorerError::HttpsUnsupported);
-        }
-        let rest = base_url
-            .get(7..)
-            .filter(|_| lower.starts_with("http://"))
-            .ok_or(HttpScorerError::BadUrl)?;
+        let (tls, rest) = if lower.starts_with("https://") {
+            (true, &base_url[8..])
+        } else if lower.starts_with("http://") {
+            (false, &base_url[7..])
+        } else {
+            return Err(HttpScorerError::BadUrl);
+        };
         let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-        if authority.is_empty() || authority.contains('@') {
+        let bad_char =
+            |c: char| c == '@' || c.is_whitespace() || c.is_control() || c == '?' || c == '#';
+        if authority.is_empty() || authority.contains(bad_char) || path.contains(bad_char) {
             return Err(HttpScorerError::BadUrl);
         }
         let (host, port) = match authority.strip_prefix('[') {
@@ -94,8 +105,29 @@ impl HttpScorer {
         };
         let port: u16 = match port {
             Some(p) => p.parse().map_err(|_| HttpScorerError::BadUrl)?,
+            None if tls => 443,
             None => 80,
         };
+        if host.is_empty() {
+            return Err(HttpScorerError::BadUrl);
+        }
+        let path = path.trim_end_matches('/');
+        let path = if path.ends_with("/v1") {
+            format!("{path}/chat/completions")
+        } else {
+            format!("{path}/v1/chat/completions")
+        };
+        if tls {
+            return Ok(HttpScorer {
+                endpoint: Endpoint::Tls {
+                    origin: format!("https://{authority}"),
+                },
+                path,
+                model: model.to_owned(),
+                api_key,
+                timeout,
+            });
+        }
         let loopback = host.eq_ignore_ascii_case("localhost")
             || host
                 .parse::<std::net::IpAddr>()
@@ -115,15 +147,11 @@ impl HttpScorer {
             .map_err(|_| HttpScorerError::BadUrl)?
             .next()
             .ok_or(HttpScorerError::BadUrl)?;
-        let path = path.trim_end_matches('/');
-        let path = if path.ends_with("/v1") {
-            format!("{path}/chat/completions")
-        } else {
-            format!("{path}/v1/chat/completions")
-        };
         Ok(HttpScorer {
-            address,
-            host_header: authority.to_owned(),
+            endpoint: Endpoint::Loopback {
+                address,
+                host_header: authority.to_owned(),
+            },
             path,
             model: model.to_owned(),
             api_key,
@@ -161,6 +189,67 @@ impl HttpScorer {
         cancel: &Cancellation,
     ) -> Result<(u16, Vec<u8>), ModelError> {
         let deadline = round_deadline.min(Instant::now() + self.timeout);
+        match &self.endpoint {
+            Endpoint::Loopback {
+                address,
+                host_header,
+            } => self.exchange_plain(address, host_header, body, deadline, cancel),
+            Endpoint::Tls { origin } => self.exchange_tls(origin, body, deadline, cancel),
+        }
+    }
+
+    fn exchange_tls(
+        &self,
+        origin: &str,
+        body: &str,
+        deadline: Instant,
+        cancel: &Cancellation,
+    ) -> Result<(u16, Vec<u8>), ModelError> {
+        if cancel.is_cancelled() {
+            return Err(ModelError::Cancelled);
+        }
+        let left = deadline
+            .checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero())
+            .ok_or(ModelError::Unavailable)?;
+        // No redirects: the key must never follow a redirect to another host.
+        let agent = ureq::AgentBuilder::new().timeout(left).redirects(0).build();
+        let mut request = agent
+            .post(&format!("{origin}{}", self.path))
+            .set("Content-Type", "application/json")
+            .set("Accept", "application/json");
+        if let Some(key) = &self.api_key {
+            request = request.set("Authorization", &format!("Bearer {key}"));
+        }
+        // ureq's errors can name the URL; none of them is passed on.
+        let response = match request.send_string(body) {
+            Ok(r) | Err(ureq::Error::Status(_, r)) => r,
+            Err(_) => return Err(ModelError::Unavailable),
+        };
+        if cancel.is_cancelled() {
+            return Err(ModelError::Cancelled);
+        }
+        let status = response.status();
+        let mut bytes = Vec::new();
+        response
+            .into_reader()
+            .take(MAX_RESPONSE_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|_| ModelError::Unavailable)?;
+        if bytes.len() > MAX_RESPONSE_BYTES {
+            return Err(ModelError::Unavailable);
+        }
+        Ok((status, bytes))
+    }
+
+    fn exchange_plain(
+        &self,
+        address: &SocketAddr,
+        host_header: &str,
+        body: &str,
+        deadline: Instant,
+        cancel: &Cancellation,
+    ) -> Result<(u16, Vec<u8>), ModelError> {
         // Reads wait in short slices so a cancellation is seen within one slice.
         let slice = Duration::from_millis(50);
         let left = || {
@@ -172,12 +261,12 @@ impl HttpScorer {
                 .filter(|d| !d.is_zero())
                 .ok_or(ModelError::Unavailable)
         };
-        let mut stream = TcpStream::connect_timeout(&self.address, left()?)
-            .map_err(|_| ModelError::Unavailable)?;
+        let mut stream =
+            TcpStream::connect_timeout(address, left()?).map_err(|_| ModelError::Unavailable)?;
         let mut head = format!(
             "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\nConnection: close\r\nContent-Length: {}\r\n",
             self.path,
-            self.host_header,
+            host_header,
             body.len()
         );
         if let Some(key) = &self.api_key {
@@ -536,6 +625,22 @@ mod tests {
     }
 
     #[test]
+    fn https_to_a_server_that_does_not_speak_tls_fails_closed() {
+        let (port, _rx) = serve(Duration::ZERO, Some(ok("{}")));
+        let s = HttpScorer::new(
+            &format!("https://127.0.0.1:{port}/v1"),
+            "m",
+            Some(KEY.to_owned()),
+            Duration::from_secs(2),
+        )
+        .unwrap();
+        assert_eq!(
+            s.answer(&request(), far(), &Cancellation::default()),
+            Err(ModelError::Unavailable)
+        );
+    }
+
+    #[test]
     fn settings_name_the_endpoint_and_the_key_variable() {
         let mut d = DecisionSettings {
             provider: DecisionProvider::Http,
@@ -563,9 +668,12 @@ mod tests {
     fn only_loopback_http_is_accepted_and_nothing_secret_is_echoed() {
         let t = Duration::from_secs(1);
         let key = || Some(KEY.to_owned());
+        let remote = HttpScorer::new("https://openrouter.ai/api/v1", "m", key(), t).unwrap();
+        assert_eq!(remote.path, "/api/v1/chat/completions");
+        assert!(!format!("{remote:?}").contains(KEY));
         assert_eq!(
-            HttpScorer::new("https://openrouter.ai/api/v1", "m", key(), t).unwrap_err(),
-            HttpScorerError::HttpsUnsupported
+            HttpScorer::new("https://", "m", key(), t).unwrap_err(),
+            HttpScorerError::BadUrl
         );
         assert_eq!(
             HttpScorer::new("http://example.com/v1", "m", key(), t).unwrap_err(),
