@@ -34,7 +34,8 @@ pub struct PickArgs {
     /// tools: every external tool is a candidate; mcp: every group is.
     #[arg(long, default_value = "tools", value_parser = ["tools", "mcp"])]
     pub mode: String,
-    /// The decision model.
+    /// The decision model: embedded (offline), or http (an OpenAI-compatible endpoint named by
+    /// CONTEXT_DECISIONS_BASE_URL and CONTEXT_DECISIONS_MODEL, key in CONTEXT_DECISIONS_API_KEY).
     #[arg(long, default_value = "embedded", value_parser = ["embedded", "http"])]
     pub scorer: String,
     /// Print one JSON object.
