@@ -581,6 +581,13 @@ impl Session {
     }
 
     fn decide_round(&mut self, kind: &BoundaryKind, effects: &mut Vec<Effect>) {
+        // Custom-message runs and reconciles score nothing (and need no candidates).
+        let picks = matches!(kind, BoundaryKind::Prompt { text: Some(_) })
+            || (matches!(kind, BoundaryKind::ToolRound)
+                && self.settings.tools.cadence == pcd_model::Cadence::ToolRound);
+        if !picks {
+            return;
+        }
         let Some(mut set) = self.candidate_set() else {
             return;
         };
@@ -715,10 +722,13 @@ impl Session {
             .flatten()
             .map(|t| t.name.as_str())
             .collect();
-        restore.sort_by_key(|n| order.iter().position(|o| o == n));
+        let position: std::collections::HashMap<&str, usize> =
+            order.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+        restore.sort_by_key(|n| position.get(n.as_str()).copied());
         next.extend(restore);
+        let mut seen: HashSet<String> = still_removed.iter().cloned().collect();
         for name in removed_now {
-            if !still_removed.contains(&name) {
+            if seen.insert(name.clone()) {
                 still_removed.push(name);
             }
         }
@@ -741,8 +751,9 @@ impl Session {
             .map(|t| t.name.as_str())
             .collect();
         let mut next = active.to_vec();
+        let mut present: HashSet<String> = active.iter().cloned().collect();
         for name in std::mem::take(&mut self.removed) {
-            if registered.contains(name.as_str()) && !next.contains(&name) {
+            if registered.contains(name.as_str()) && present.insert(name.clone()) {
                 next.push(name);
             }
         }

@@ -5,6 +5,7 @@
 //! may be a secret), and the parameter schema is measured and dropped on the spot, so no schema,
 //! annotation or namespace instruction is ever held by this process past parsing.
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -275,7 +276,34 @@ pub enum InventoryError {
 /// [`Inventory::rejected`] instead of failing the whole inventory, so one broken extension cannot
 /// make every call unknowable; a rejected tool is unknown and therefore blocked.
 pub fn parse_inventory(json: &str) -> Result<Inventory, InventoryError> {
-    let value: Value = serde_json::from_str(json).map_err(|e| InventoryError::Syntax {
+    // The array's elements are borrowed as raw text, and each tool reads only the fields the
+    // policy uses: the parameter schemas (most of an inventory) are measured, never built.
+    let items: Vec<&RawValue> = match serde_json::from_str(json) {
+        Ok(items) => items,
+        Err(e) if e.classify() == serde_json::error::Category::Data => {
+            let value: Value = serde_json::from_str(json).map_err(|e| syntax(&e))?;
+            return Err(InventoryError::NotAnArray {
+                found: json_type(&value),
+            });
+        }
+        Err(e) => return Err(syntax(&e)),
+    };
+    let mut inventory = Inventory {
+        tools: Vec::with_capacity(items.len()),
+        rejected: Vec::new(),
+    };
+    let mut first_of: HashMap<String, usize> = HashMap::with_capacity(items.len());
+    for (index, raw) in items.iter().enumerate() {
+        let parsed = serde_json::from_str::<RawTool<'_>>(raw.get())
+            .map_err(|_| ToolProblem::NotAnObject)
+            .and_then(|t| t.into_tool());
+        push_tool(&mut inventory, &mut first_of, index, parsed);
+    }
+    Ok(inventory)
+}
+
+fn syntax(e: &serde_json::Error) -> InventoryError {
+    InventoryError::Syntax {
         category: match e.classify() {
             serde_json::error::Category::Eof => "unexpected end of input",
             serde_json::error::Category::Syntax => "syntax error",
@@ -283,8 +311,64 @@ pub fn parse_inventory(json: &str) -> Result<Inventory, InventoryError> {
         },
         line: e.line(),
         column: e.column(),
-    })?;
-    inventory_from_value(&value)
+    }
+}
+
+/// The fields of one tool the policy reads; every other field is skipped without being built.
+#[derive(serde::Deserialize)]
+struct RawTool<'a> {
+    #[serde(default)]
+    name: Option<Value>,
+    #[serde(default)]
+    description: Option<Value>,
+    #[serde(default)]
+    exposure: Option<Value>,
+    #[serde(default)]
+    namespace: Option<Value>,
+    #[serde(default, rename = "sourceInfo")]
+    source_info: Option<Value>,
+    #[serde(default, borrow)]
+    parameters: Option<&'a RawValue>,
+}
+
+impl RawTool<'_> {
+    fn into_tool(self) -> Result<ToolInfo, ToolProblem> {
+        let mut obj = Map::new();
+        for (key, value) in [
+            ("name", self.name),
+            ("description", self.description),
+            ("exposure", self.exposure),
+            ("namespace", self.namespace),
+            ("sourceInfo", self.source_info),
+        ] {
+            if let Some(value) = value {
+                obj.insert(key.to_owned(), value);
+            }
+        }
+        tool_from_map(&obj, self.parameters.map_or(0, |p| p.get().len()))
+    }
+}
+
+fn push_tool(
+    inventory: &mut Inventory,
+    first_of: &mut HashMap<String, usize>,
+    index: usize,
+    parsed: Result<ToolInfo, ToolProblem>,
+) {
+    match parsed {
+        Ok(tool) => {
+            if let Some(&first) = first_of.get(&tool.name) {
+                inventory.rejected.push(RejectedTool {
+                    index,
+                    problem: ToolProblem::DuplicateName { first },
+                });
+                return;
+            }
+            first_of.insert(tool.name.clone(), index);
+            inventory.tools.push(tool);
+        }
+        Err(problem) => inventory.rejected.push(RejectedTool { index, problem }),
+    }
 }
 
 /// Like [`parse_inventory`], from an already parsed JSON value.
@@ -298,23 +382,9 @@ pub fn inventory_from_value(value: &Value) -> Result<Inventory, InventoryError> 
         tools: Vec::with_capacity(items.len()),
         rejected: Vec::new(),
     };
-    let mut first_of: HashMap<&str, usize> = HashMap::with_capacity(items.len());
+    let mut first_of: HashMap<String, usize> = HashMap::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
-        match tool_from_value(item) {
-            Ok(tool) => {
-                let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
-                if let Some(&first) = first_of.get(name) {
-                    inventory.rejected.push(RejectedTool {
-                        index,
-                        problem: ToolProblem::DuplicateName { first },
-                    });
-                    continue;
-                }
-                first_of.insert(name, index);
-                inventory.tools.push(tool);
-            }
-            Err(problem) => inventory.rejected.push(RejectedTool { index, problem }),
-        }
+        push_tool(&mut inventory, &mut first_of, index, tool_from_value(item));
     }
     Ok(inventory)
 }
@@ -323,6 +393,14 @@ fn tool_from_value(value: &Value) -> Result<ToolInfo, ToolProblem> {
     let Value::Object(obj) = value else {
         return Err(ToolProblem::NotAnObject);
     };
+    tool_from_map(obj, obj.get("parameters").map_or(0, approx_json_len))
+}
+
+/// A tool from its fields; `parameters_chars` is how many characters its schema takes.
+fn tool_from_map(
+    obj: &Map<String, Value>,
+    parameters_chars: usize,
+) -> Result<ToolInfo, ToolProblem> {
     let name = match obj.get("name") {
         None | Some(Value::Null) => return Err(ToolProblem::MissingField("name")),
         Some(Value::String(s)) => s,
@@ -358,8 +436,7 @@ fn tool_from_value(value: &Value) -> Result<ToolInfo, ToolProblem> {
             })
         }
     };
-    let definition_chars =
-        name.len() + description.len() + obj.get("parameters").map_or(0, approx_json_len);
+    let definition_chars = name.len() + description.len() + parameters_chars;
     Ok(ToolInfo {
         name: name.clone(),
         description,
