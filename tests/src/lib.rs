@@ -1,2 +1,52 @@
-//! Workspace-level conformance and end-to-end tests live in `tests/tests/`; this library holds
-//! their shared helpers (none yet).
+//! Shared helpers of the workspace-level tests in `tests/tests/`: the repository root, the
+//! installer of Node 22 and Pi from the npm registry, and the built addon as a `.node` file.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Runs `tests/support/install-pi.sh WHAT` (`node`, or a Pi version such as `1.6.0`) and returns
+/// the path it prints: the Node 22 binary, or the installed Pi package. Installs once into
+/// `.cache/`; a failure fails the test (nothing is skipped).
+pub fn install(what: &str) -> PathBuf {
+    let out = Command::new("bash")
+        .arg(repo().join("tests/support/install-pi.sh"))
+        .arg(what)
+        .output()
+        .expect("bash runs the installer");
+    assert!(
+        out.status.success(),
+        "installing {what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+}
+
+/// The addon built by `cargo build -p pcd-node` (which `cargo xtask ci` runs before the tests),
+/// copied once per test process to a `.node` file: Node loads addons by that extension, and
+/// overwriting a library another Node process has mapped would crash it.
+pub fn addon() -> PathBuf {
+    static ADDON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ADDON
+        .get_or_init(|| {
+            let target = std::env::var_os("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| repo().join("target"));
+            let lib = target.join("debug").join("libpcd_node.so");
+            assert!(
+                lib.exists(),
+                "the addon is not built at {}: run `cargo build -p pcd-node` first (cargo xtask ci does)",
+                lib.display()
+            );
+            let dir = std::env::temp_dir().join(format!("pcd-addon-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let copy = dir.join("pcd_node.node");
+            std::fs::copy(&lib, &copy).unwrap();
+            copy
+        })
+        .clone()
+}

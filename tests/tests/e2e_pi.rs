@@ -5,53 +5,12 @@
 //!
 //! `cargo xtask ci` builds the addon (`cargo build -p pcd-node`) before the tests.
 
+use pcd_tests::{addon, install as installer, repo};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 const VERSIONS: [&str; 2] = ["1.3.0", "1.6.0"];
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn installer(what: &str) -> PathBuf {
-    let out = Command::new("bash")
-        .arg(repo().join("tests/support/install-pi.sh"))
-        .arg(what)
-        .output()
-        .expect("bash runs the installer");
-    assert!(
-        out.status.success(),
-        "installing {what} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
-}
-
-/// The addon as a `.node` file, copied once per test process: overwriting a library that another
-/// Node process has mapped would crash it.
-fn addon() -> PathBuf {
-    static ADDON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    ADDON.get_or_init(copy_addon).clone()
-}
-
-fn copy_addon() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target"));
-    let lib = target.join("debug").join("libpcd_node.so");
-    assert!(
-        lib.exists(),
-        "the addon is not built at {}: run `cargo build -p pcd-node` first (cargo xtask ci does)",
-        lib.display()
-    );
-    let dir = std::env::temp_dir().join(format!("pcd-e2e-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let copy = dir.join("pcd_node.node");
-    std::fs::copy(&lib, &copy).unwrap();
-    copy
-}
 
 /// Runs one scenario in Pi `version` and returns the harness's report.
 fn run(scenario: &str, version: &str) -> Value {

@@ -13,7 +13,6 @@
 //! Values live only inside the reader and are never part of its output.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 /// How many container levels keep their children: the top level, `mcpServers`, a server, and a
 /// server's fields (`oauth`, `toolExposure`, `headers`, `args`, …), whose members are checked by
@@ -91,31 +90,7 @@ impl<'a> Value<'a> {
     }
 }
 
-/// FNV-1a: a fast hash for the reader's small, bounded maps (at most 1000 names from a local
-/// file), where SipHash's protection against chosen collisions buys nothing.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct Fnv(u64);
-
-impl std::hash::Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
-/// A `HashMap` with [`Fnv`].
-pub(crate) type FnvMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fnv>>;
+pub(crate) use pcd_model::fnv::FnvMap;
 
 /// Objects up to this size merge duplicate keys as they are parsed; larger ones (`mcpServers`)
 /// merge them once when they close, with a hash map, so parsing stays linear.

@@ -696,12 +696,7 @@ impl Session {
             }
         }
         let active_set: HashSet<&str> = active.iter().map(String::as_str).collect();
-        let registered: HashSet<&str> = self
-            .inventory
-            .iter()
-            .flatten()
-            .map(|t| t.name.as_str())
-            .collect();
+        let registered = self.registered_names();
         let mut restore = Vec::new();
         let mut still_removed = Vec::new();
         for name in &self.removed {
@@ -739,20 +734,25 @@ impl Session {
         }
     }
 
+    /// The names of the tools in the registry snapshot.
+    fn registered_names(&self) -> HashSet<&str> {
+        self.inventory
+            .iter()
+            .flatten()
+            .map(|t| t.name.as_str())
+            .collect()
+    }
+
     /// Filtering is off: every tool this extension removed comes back, nothing else changes.
     fn restore_all(&mut self, active: &[String], effects: &mut Vec<Effect>) {
         if self.removed.is_empty() {
             return;
         }
-        let registered: HashSet<&str> = self
-            .inventory
-            .iter()
-            .flatten()
-            .map(|t| t.name.as_str())
-            .collect();
+        let removed = std::mem::take(&mut self.removed);
+        let registered = self.registered_names();
         let mut next = active.to_vec();
         let mut present: HashSet<String> = active.iter().cloned().collect();
-        for name in std::mem::take(&mut self.removed) {
+        for name in removed {
             if registered.contains(name.as_str()) && present.insert(name.clone()) {
                 next.push(name);
             }

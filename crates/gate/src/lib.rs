@@ -39,7 +39,6 @@
 mod branch;
 #[doc(hidden)]
 pub mod fixture;
-mod hash;
 mod lazy;
 mod project;
 mod registry;

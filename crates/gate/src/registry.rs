@@ -1,7 +1,7 @@
 //! The provenance-classified snapshot of Pi's registry, and the grants the allowlists give over
 //! it. Both are built once per boundary or save, so a verdict is a few lookups.
 
-use crate::hash::FnvBuild;
+use pcd_model::fnv::FnvBuild;
 use pcd_model::{
     Allowlists, Classifier, GroupKey, GroupScope, Scope, ScopedAllowlist, ToolInfo, ToolKind,
     MAX_GROUP_NAME_CHARS,

@@ -34,6 +34,7 @@ mod allowlist;
 mod classify;
 mod codes;
 mod extension_name;
+pub mod fnv;
 mod key;
 mod scope;
 mod settings;

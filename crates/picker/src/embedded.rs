@@ -14,34 +14,11 @@
 //! give the same scores on every machine.
 
 use crate::text::{for_each_term, for_each_word, stem};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use pcd_model::fnv::FnvMap;
 
-/// FNV-1a: the maps here are keyed by short words, where SipHash's per-call cost dominates the
-/// index build; no key comes from an adversary who could profit from collisions beyond making
-/// their own tool slower to index.
-#[derive(Default)]
-struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
-type WordMap<V> = HashMap<String, V, BuildHasherDefault<Fnv>>;
+/// Maps keyed by short words: FNV-1a, since SipHash's per-call cost dominates the index build and
+/// no key comes from an adversary who could profit from collisions beyond slowing their own tool.
+type WordMap<V> = FnvMap<String, V>;
 
 /// The text of one candidate, as a decision request carries it.
 #[derive(Debug, Clone, Copy)]
