@@ -10,7 +10,7 @@
 //!
 //! The weights were tuned on the tuning half of the shared evaluation sets (a logistic fit of
 //! "the top candidate is relevant", then a small grid for the selection at the default threshold
-//! and cap) and checked on the other half (see `EVAL.md`); they are constants, so the same inputs
+//! and cap) and checked on the other half (see `BENCHMARKS.md` at the root); they are constants, so the same inputs
 //! give the same scores on every machine.
 
 use crate::text::{for_each_term, for_each_word, stem};
