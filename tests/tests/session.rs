@@ -711,3 +711,180 @@ fn project_scope_origins_come_from_the_captured_config() {
     assert!(session.is_allowed("mcp__docs__search"));
     assert!(session.is_allowed("mcp__docs__get_page"));
 }
+
+#[test]
+fn tool_round_cadence_tops_up_from_cached_scores_without_a_model_call() {
+    let mut s = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::ToolRound,
+    );
+    s.decision.max_new_tools = 1;
+    let mut pi = Pi::start(s, ScopedAllowlist::default());
+    pi.prompt("Search the incidents of the checkout service and page the on-call engineer");
+    let (state, _) = pcd_ledger::fold(&pi.branch.entries);
+    let first: Vec<String> = state.available_tools().map(str::to_owned).collect();
+    assert_eq!(first.len(), 1, "the cap of one: {first:?}");
+    // Both dev-radius tools scored at or above the threshold for this prompt (see the pick
+    // example in the README); the one cut by the cap is added after the tool round.
+    pi.boundary(BoundaryKind::ToolRound);
+    let (state, _) = pcd_ledger::fold(&pi.branch.entries);
+    let after: Vec<&str> = state.available_tools().collect();
+    assert_eq!(after.len(), 2, "{after:?}");
+    for name in [
+        "mcp__dev_radius__page_oncall",
+        "mcp__dev_radius__search_incidents",
+    ] {
+        assert!(after.contains(&name), "{after:?}");
+    }
+    let last = state.rounds().last().unwrap();
+    assert_eq!(last.boundary, pcd_ledger::Boundary::ToolRound);
+    // Nothing below the threshold is ever added, however many tool rounds follow.
+    let n = pi.branch.ledger_entries();
+    pi.boundary(BoundaryKind::ToolRound);
+    pi.boundary(BoundaryKind::ToolRound);
+    assert_eq!(pi.branch.ledger_entries(), n);
+    // In `prompt` cadence a tool round adds nothing.
+    let mut s = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    s.decision.max_new_tools = 1;
+    let mut pi = Pi::start(s, ScopedAllowlist::default());
+    pi.prompt("Search the incidents of the checkout service and page the on-call engineer");
+    let n = pi.branch.ledger_entries();
+    pi.boundary(BoundaryKind::ToolRound);
+    assert_eq!(pi.branch.ledger_entries(), n);
+}
+
+#[test]
+fn a_branch_move_follows_the_ledger_of_the_new_branch() {
+    let mut pi = Pi::start(
+        settings(
+            true,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        ),
+        ScopedAllowlist::default(),
+    );
+    pi.prompt("What is the weather forecast for Lisbon tomorrow?");
+    let fork_point = pi.branch.clone();
+    pi.prompt("Query the development database schema and run a read-only SQL query");
+    assert_eq!(pi.call("db_query"), None);
+    // `/tree` back to before the second prompt: what that prompt added is not on this branch.
+    pi.branch = fork_point;
+    pi.session
+        .branch_moved(BranchRead::Entries(pi.branch.entries.clone()));
+    pi.boundary(BoundaryKind::Reconcile);
+    assert!(
+        pi.call("db_query").is_some(),
+        "not available on this branch"
+    );
+    assert!(!pi.active.contains(&"db_query".to_owned()));
+}
+
+#[test]
+fn an_unreadable_registry_keeps_the_last_snapshot_and_blocks_the_unknown() {
+    let mut pi = Pi::start(
+        settings(
+            true,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        ),
+        ScopedAllowlist::default(),
+    );
+    pi.prompt("Search the product documentation for the rate limits");
+    // getAllTools() throws from now on; the host passes nothing.
+    let effects = pi.session.boundary(BoundaryEvent {
+        kind: BoundaryKind::ToolRound,
+        inventory: InventoryRead::Unreadable,
+        active: pi.active.clone(),
+    });
+    assert!(effects.iter().all(|e| !matches!(e, Effect::AppendEntry(_))));
+    assert_eq!(pi.call("read"), None, "verified internal tools pass");
+    assert!(
+        pi.call("bar_chart").is_some(),
+        "known external tools follow the ledger"
+    );
+    let unknown = pi.session.tool_call_with(
+        &ToolCallEvent {
+            tool: "registered_meanwhile".into(),
+            server: None,
+        },
+        Some(InventoryRead::Unreadable),
+    );
+    assert!(unknown.block.unwrap().contains("not in Pi's tool registry"));
+    // With no snapshot at all, every call is blocked.
+    let (mut fresh, _) = Session::start(StartEvent {
+        reason: StartReason::Startup,
+        nonce: "x".into(),
+        settings: SettingsRead::Read(settings(
+            true,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        )),
+        project: ProjectRead::Absent,
+        mcp_origins: vec![],
+        branch: BranchRead::Entries(vec![]),
+    });
+    let out = fresh.tool_call_with(
+        &ToolCallEvent {
+            tool: "read".into(),
+            server: None,
+        },
+        Some(InventoryRead::Unreadable),
+    );
+    assert!(out.block.unwrap().contains("cannot be read"));
+}
+
+#[test]
+fn a_model_this_build_cannot_run_adds_nothing_and_says_so() {
+    let mut s = settings(true, DecisionProvider::Pi, Mode::Tools, Cadence::Prompt);
+    s.decision.model = Some("anthropic/claude".into());
+    s.decision.fail_mode = pcd_model::FailMode::Open;
+    let mut pi = Pi::start(s, ScopedAllowlist::default());
+    let effects = pi.prompt("Search the docs");
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::Warn(w) if w.contains("not set up correctly"))),
+        "{effects:?}"
+    );
+    assert_eq!(
+        pi.branch.ledger_entries(),
+        0,
+        "a configuration error adds nothing, even with failMode open"
+    );
+    assert!(pi.call("mcp__docs__search").is_some());
+}
+
+#[test]
+fn mixed_scope_groups_are_never_promoted_as_a_whole() {
+    // `notes` exists as a user extension and as a project extension with the same name.
+    let mut tools = example();
+    let raw = serde_json::to_string(&json!([{
+        "name": "notes_project_only",
+        "description": "A project notebook tool.",
+        "sourceInfo": {"path": "/w/.pi/extensions/notes.ts", "source": "auto", "scope": "project", "origin": "top-level"}
+    }]))
+    .unwrap();
+    tools.extend(pcd_model::parse_inventory(&raw).unwrap().tools);
+    let mut s = settings(true, DecisionProvider::Embedded, Mode::Mcp, Cadence::Prompt);
+    s.tools.always_allowed_tools = vec![parse_tool_entry("notes_add").unwrap()];
+    let mut pi = Pi::start_with(s, ScopedAllowlist::default(), Branch::default(), tools);
+    pi.prompt("Render a bar chart of this CSV");
+    assert_eq!(pi.call("notes_add"), None, "pinned by name in its scope");
+    let reason = pi
+        .call("notes_project_only")
+        .expect("an opposite-scope sibling is not promoted");
+    assert!(
+        reason.contains("project *Always allowed tools*"),
+        "{reason}"
+    );
+}
