@@ -288,3 +288,40 @@ fn steering_text_is_a_prompt_boundary_inside_pi() {
         );
     }
 }
+
+#[test]
+fn tree_and_resume_follow_the_ledger_inside_pi() {
+    for version in VERSIONS {
+        let report = run("branches.json", version);
+        let has = |step: u64, tool: &str| {
+            requests(&report, step)
+                .iter()
+                .all(|t| t.contains(&tool.to_owned()))
+        };
+        assert!(
+            has(1, "convert_currency"),
+            "{version}: made available by the second prompt"
+        );
+        // `/tree` back to before that prompt: on this branch it was never made available.
+        assert!(
+            !has(3, "convert_currency") && has(3, "forecast_weather"),
+            "{version}"
+        );
+        assert!(calls(&report, 3, "convert_currency")[0].0, "{version}");
+        // Resume replays the file's leaf (the branch after the move).
+        assert!(
+            !has(5, "convert_currency") && has(5, "forecast_weather"),
+            "{version}"
+        );
+        assert_eq!(
+            calls(&report, 5, "forecast_weather"),
+            vec![(false, "forecast_weather ran".to_owned())]
+        );
+        let state = replay(&report);
+        assert!(
+            state.is_tool_available("forecast_weather")
+                && !state.is_tool_available("convert_currency"),
+            "{version}"
+        );
+    }
+}
