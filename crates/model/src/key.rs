@@ -42,14 +42,27 @@ impl GroupKey {
         }
     }
 
-    /// The key of an MCP namespace exactly as Pi reports it (`ToolInfo.namespace.name`).
-    /// Returns `None` unless it is `mcp__` followed by at least one character.
+    /// The key of an MCP namespace as Pi reports it (`ToolInfo.namespace.name`). Returns `None`
+    /// unless it is `mcp__` followed by at least one character. Pi's own namespaces are already
+    /// canonical (`[A-Za-z0-9_]` after the prefix) and are kept as they are; a third-party
+    /// adapter's namespace with any other character has each such character replaced by `_`, as
+    /// Pi folds `-`, so every key stays canonical and can be pinned.
     pub fn for_mcp_namespace(namespace: &str) -> Option<GroupKey> {
-        (namespace.len() > MCP_PREFIX.len() && namespace.starts_with(MCP_PREFIX)).then(|| {
-            GroupKey {
-                kind: GroupKind::Mcp,
-                key: namespace.to_owned(),
-            }
+        let rest = namespace
+            .strip_prefix(MCP_PREFIX)
+            .filter(|r| !r.is_empty())?;
+        let key = if rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            namespace.to_owned()
+        } else {
+            let folded: String = rest
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            format!("{MCP_PREFIX}{folded}")
+        };
+        Some(GroupKey {
+            kind: GroupKind::Mcp,
+            key,
         })
     }
 
@@ -275,6 +288,20 @@ mod tests {
             Some("Dev")
         );
         assert_eq!(GroupKey::for_mcp_namespace("mcp__"), None);
+        // Found by fuzzing: a third-party namespace with other characters is folded, so its key
+        // stays canonical.
+        for odd in ["mcp__a-b", "mcp__笔记", "mcp__a b\u{7}"] {
+            let key = GroupKey::for_mcp_namespace(odd).unwrap();
+            assert_eq!(
+                GroupKey::from_canonical(key.as_str()),
+                Some(key.clone()),
+                "{odd}"
+            );
+        }
+        assert_eq!(
+            GroupKey::for_mcp_namespace("mcp__a-b").unwrap().as_str(),
+            "mcp__a_b"
+        );
     }
 
     #[test]
