@@ -12,6 +12,9 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(name = "context-decisions", version, about)]
 struct Cli {
+    /// Log to stderr: -v decisions (counts and codes only), -vv details, -vvv everything.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
     #[command(subcommand)]
     command: Command,
 }
@@ -64,6 +67,20 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.verbose > 0 {
+        let level = match cli.verbose {
+            1 => tracing::Level::INFO,
+            2 => tracing::Level::DEBUG,
+            _ => tracing::Level::TRACE,
+        };
+        tracing_subscriber::fmt()
+            .with_max_level(level)
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .with_target(false)
+            .without_time()
+            .init();
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

@@ -442,6 +442,15 @@ impl Session {
         };
         match encode_round(&round) {
             Ok(parts) => {
+                tracing::info!(
+                    boundary = round.boundary.as_str(),
+                    basis = round.basis.as_str(),
+                    added = round.tools.len() + round.groups.len(),
+                    allowlisted = round.allowlisted_tools.len() + round.allowlisted_groups.len(),
+                    considered = round.considered.len(),
+                    parts = parts.len(),
+                    "round recorded"
+                );
                 effects.extend(parts.into_iter().map(Effect::AppendEntry));
                 branch.apply_round(&round, None, None);
                 self.rebuild_index();
@@ -730,6 +739,12 @@ impl Session {
         self.removed = still_removed;
         if next != active {
             self.active_changes += 1;
+            tracing::info!(
+                before = active.len(),
+                after = next.len(),
+                changes = self.active_changes,
+                "active set re-applied"
+            );
             effects.push(Effect::SetActiveTools(next));
         }
     }
@@ -820,6 +835,7 @@ impl Session {
         let mut effects = Vec::new();
         let verdict = match self.verdict(call) {
             Verdict::Pending(candidate) => {
+                tracing::debug!("scoring a tool on its first call");
                 let key = match candidate {
                     pcd_gate::Candidate::Tool(name) => CandidateKey::Tool(name),
                     pcd_gate::Candidate::Group(key) => CandidateKey::Group(key),
@@ -837,6 +853,9 @@ impl Session {
             }
             v => v,
         };
+        if let Verdict::Block(code) = &verdict {
+            tracing::debug!(code = code.kind.as_str(), "call blocked");
+        }
         let unknown = matches!(&verdict, Verdict::Block(code)
             if code.kind == pcd_model::BlockKind::UnknownTool);
         CallOutcome {

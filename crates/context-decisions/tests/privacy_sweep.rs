@@ -1,7 +1,8 @@
 //! Privacy as a property: secrets planted in every input the program reads (`mcp.json` env,
 //! headers, URLs, args and OAuth; tool schemas, annotations, namespace instructions and paths;
 //! tool arguments and results and assistant text in a session file; the settings' values) never
-//! appear in anything any subcommand prints, on stdout or stderr.
+//! appear in anything any subcommand prints, on stdout or stderr, logging at the most verbose
+//! level included.
 
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -217,6 +218,12 @@ fn no_planted_secret_reaches_any_output() {
         ],
         vec!["simulate", script.to_str().unwrap()],
     ];
+    // Each command also runs with the most verbose logging.
+    let runs = runs.into_iter().flat_map(|args| {
+        let mut verbose = args.clone();
+        verbose.insert(0, "-vvv");
+        [args, verbose]
+    });
     for args in runs {
         let (ok, output) = bin(&args, &root);
         assert!(ok, "{args:?} failed: {output}");
