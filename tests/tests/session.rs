@@ -158,6 +158,18 @@ impl Pi {
             assert!(!outcome.refresh_and_retry);
         }
         self.branch.apply(&outcome.effects);
+        if let Some(job) = outcome.pending.take() {
+            // A model outside the Session that does not answer.
+            let answers = job
+                .requests
+                .iter()
+                .map(|_| Err(context_decisions::session::ModelError::Unavailable))
+                .collect();
+            let effects = self.session.decided(job.id, answers, &self.active.clone());
+            self.branch.apply(&effects);
+            outcome = self.session.tool_call(&event);
+            assert!(outcome.pending.is_none(), "a failed job is not asked again");
+        }
         outcome.block
     }
 
@@ -844,24 +856,39 @@ fn an_unreadable_registry_keeps_the_last_snapshot_and_blocks_the_unknown() {
 }
 
 #[test]
-fn a_model_this_build_cannot_run_adds_nothing_and_says_so() {
+fn a_misconfigured_model_adds_nothing_and_says_so() {
     let mut s = settings(true, DecisionProvider::Pi, Mode::Tools, Cadence::Prompt);
-    s.decision.model = Some("anthropic/claude".into());
+    s.decision.model = Some("nowhere/none".into());
     s.decision.fail_mode = pcd_model::FailMode::Open;
     let mut pi = Pi::start(s, ScopedAllowlist::default());
     let effects = pi.prompt("Search the docs");
+    let job = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Decide(job) => Some(job.clone()),
+            _ => None,
+        })
+        .expect("a job for the host's model");
+    // The host cannot find the model: a configuration error.
+    let answers = job
+        .requests
+        .iter()
+        .map(|_| Err(context_decisions::session::ModelError::Configuration))
+        .collect();
+    let effects = pi.session.decided(job.id, answers, &pi.active.clone());
     assert!(
         effects
             .iter()
             .any(|e| matches!(e, Effect::Warn(w) if w.contains("not set up correctly"))),
         "{effects:?}"
     );
+    pi.branch.apply(&effects);
     assert_eq!(
         pi.branch.ledger_entries(),
         0,
         "a configuration error adds nothing, even with failMode open"
     );
-    assert!(pi.call("mcp__docs__search").is_some());
+    assert!(!pi.session.is_allowed("mcp__docs__search"));
 }
 
 #[test]
@@ -887,4 +914,170 @@ fn mixed_scope_groups_are_never_promoted_as_a_whole() {
         reason.contains("project *Always allowed tools*"),
         "{reason}"
     );
+}
+
+/// A decision model outside the Session (HTTP, or one of Pi's): the host answers the jobs.
+fn pi_model_settings(mode: Mode) -> Settings {
+    let mut s = settings(true, DecisionProvider::Pi, mode, Cadence::Prompt);
+    s.decision.model = Some("faux/decider".into());
+    s
+}
+
+fn jobs(effects: &[Effect]) -> Vec<context_decisions::session::DecisionJob> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Decide(job) => Some(job.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The answer a model would give: `score` for the candidates whose names contain `hit`, 0 for
+/// the others (the request body is the JSON document the model reads).
+fn answer(request: &str, hit: &str, score: f64) -> String {
+    let body: serde_json::Value = serde_json::from_str(request).unwrap();
+    let scores: Vec<serde_json::Value> = body["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let matches = c.to_string().contains(hit);
+            json!({"id": c["id"], "score": if matches { score } else { 0.0 }})
+        })
+        .collect();
+    json!({ "scores": scores }).to_string()
+}
+
+#[test]
+fn a_model_outside_the_session_answers_jobs_and_the_round_commits() {
+    let mut pi = Pi::start(pi_model_settings(Mode::Tools), ScopedAllowlist::default());
+    let effects = pi.prompt("Render a bar chart of this CSV");
+    let jobs = jobs(&effects);
+    assert_eq!(jobs.len(), 1, "{effects:?}");
+    assert!(
+        pi.branch.ledger_entries() == 0,
+        "nothing is committed before the answers"
+    );
+    let job = &jobs[0];
+    assert!(job.instructions.contains("data"));
+    assert!(
+        job.requests.iter().all(|r| !r.contains("/home/dev")),
+        "no paths in requests"
+    );
+    let answers = job
+        .requests
+        .iter()
+        .map(|r| Ok(answer(r, "bar_chart", 0.9)))
+        .collect();
+    let effects = pi.session.decided(job.id, answers, &pi.active.clone());
+    pi.branch.apply(&effects);
+    for e in &effects {
+        if let Effect::SetActiveTools(names) = e {
+            pi.active = names.clone();
+        }
+    }
+    assert!(effects.iter().any(|e| matches!(e, Effect::Notice(_))));
+    assert_eq!(pi.call("bar_chart"), None);
+    assert!(pi.call("web_fetch").is_some());
+    assert!(pi.active.contains(&"bar_chart".to_owned()));
+}
+
+#[test]
+fn a_superseded_failed_or_cancelled_job_commits_nothing() {
+    // Superseded by a settings save while the model was answering.
+    let mut pi = Pi::start(pi_model_settings(Mode::Tools), ScopedAllowlist::default());
+    let job = jobs(&pi.prompt("Render a bar chart of this CSV")).remove(0);
+    pi.session.settings_changed(
+        SettingsRead::Read(pi_model_settings(Mode::Tools)),
+        ProjectRead::Absent,
+    );
+    let answers = job
+        .requests
+        .iter()
+        .map(|r| Ok(answer(r, "bar_chart", 0.9)))
+        .collect();
+    let effects = pi.session.decided(job.id, answers, &[]);
+    assert!(
+        effects.iter().all(|e| !matches!(e, Effect::AppendEntry(_))),
+        "{effects:?}"
+    );
+    assert!(effects
+        .iter()
+        .any(|e| matches!(e, Effect::Warn(w) if w.contains("replaced this decision"))));
+    // Failed, fail closed.
+    let mut pi = Pi::start(pi_model_settings(Mode::Tools), ScopedAllowlist::default());
+    let job = jobs(&pi.prompt("Render a bar chart of this CSV")).remove(0);
+    let answers = job
+        .requests
+        .iter()
+        .map(|_| Err(context_decisions::session::ModelError::Unavailable))
+        .collect();
+    let effects = pi.session.decided(job.id, answers, &[]);
+    assert!(effects.iter().all(|e| !matches!(e, Effect::AppendEntry(_))));
+    // Failed with failMode open: the remaining candidates are added.
+    let mut s = pi_model_settings(Mode::Tools);
+    s.decision.fail_mode = pcd_model::FailMode::Open;
+    let mut pi = Pi::start(s.clone(), ScopedAllowlist::default());
+    let job = jobs(&pi.prompt("Render a bar chart of this CSV")).remove(0);
+    let answers = job
+        .requests
+        .iter()
+        .map(|_| Err(context_decisions::session::ModelError::Unavailable))
+        .collect();
+    let effects = pi.session.decided(job.id, answers, &[]);
+    pi.branch.apply(&effects);
+    assert_eq!(pi.call("web_fetch"), None, "fail open adds what was left");
+    // ... but never after a configuration error or a cancellation.
+    for error in [
+        context_decisions::session::ModelError::Configuration,
+        context_decisions::session::ModelError::Cancelled,
+    ] {
+        let mut pi = Pi::start(s.clone(), ScopedAllowlist::default());
+        let job = jobs(&pi.prompt("Render a bar chart of this CSV")).remove(0);
+        let answers = job.requests.iter().map(|_| Err(error)).collect();
+        let effects = pi.session.decided(job.id, answers, &[]);
+        assert!(
+            effects.iter().all(|e| !matches!(e, Effect::AppendEntry(_))),
+            "{error:?}"
+        );
+    }
+}
+
+#[test]
+fn a_first_call_waits_for_one_job_shared_by_parallel_calls() {
+    let mut pi = Pi::start(pi_model_settings(Mode::Tools), ScopedAllowlist::default());
+    let job = jobs(&pi.prompt("Render a bar chart of this CSV")).remove(0);
+    let answers = job
+        .requests
+        .iter()
+        .map(|r| Ok(answer(r, "bar_chart", 0.9)))
+        .collect();
+    let effects = pi.session.decided(job.id, answers, &[]);
+    pi.branch.apply(&effects);
+    pi.tools.push(ToolInfo::new(
+        "chart_pie",
+        "Render a pie chart from CSV data.",
+        None,
+    ));
+    pi.session
+        .refresh_inventory(InventoryRead::Tools(pi.tools.clone()));
+    let call = ToolCallEvent {
+        tool: "chart_pie".into(),
+        server: None,
+    };
+    let first = pi.session.tool_call(&call);
+    let second = pi.session.tool_call(&call);
+    let (a, b) = (first.pending.unwrap(), second.pending.unwrap());
+    assert_eq!(a.id, b.id, "one request shared by parallel calls");
+    assert!(first.block.is_none());
+    let answers = a
+        .requests
+        .iter()
+        .map(|r| Ok(answer(r, "chart_pie", 0.95)))
+        .collect();
+    let effects = pi.session.decided(a.id, answers, &[]);
+    pi.branch.apply(&effects);
+    assert_eq!(pi.session.tool_call(&call).block, None);
+    assert_eq!(pi.session.pending_jobs(), 0);
 }

@@ -155,10 +155,24 @@ pub fn gate(args: &GateArgs) -> Result<String, String> {
         Some(_) => Some(Err(())),
     };
     let (mut session, warnings) = open_session(&args.from)?;
-    let outcome = session.tool_call(&ToolCallEvent {
+    let call = ToolCallEvent {
         tool: tool.to_owned(),
         server,
-    });
+    };
+    let mut outcome = session.tool_call(&call);
+    if let Some(job) = outcome.pending.take() {
+        // An HTTP or Pi model would answer inside Pi; this command calls no model, so the
+        // verdict is the one for a model that did not answer.
+        let answers = job
+            .requests
+            .iter()
+            .map(|_| Err(pcd_picker::request::ModelError::Unavailable))
+            .collect();
+        let mut effects = session.decided(job.id, answers, &[]);
+        outcome = session.tool_call(&call);
+        effects.append(&mut outcome.effects);
+        outcome.effects = effects;
+    }
     let scored = !outcome.effects.is_empty();
     if args.json {
         let verdict = json!({

@@ -23,12 +23,16 @@ use pcd_model::{
     ToolInfo, ToolKind,
 };
 use pcd_picker::candidates::{candidates, Available, CandidateKey, CandidateSet};
+/// How a decision model outside the Session failed one request.
+pub use pcd_picker::request::ModelError;
+use pcd_picker::request::{build_requests, parse_answer, DecisionRequest, INSTRUCTIONS};
+use pcd_picker::round::{NotCommitted, RoundFailure};
 use pcd_ui_text::{
     availability_notice, blocked_reason, round_problem, AvailabilityNotice, NoticeGroup,
     RoundProblem,
 };
 use serde_json::Value;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// The longest user text a decision is made from, in characters; the rest of a long prompt is
 /// detail that does not change which tools are relevant.
@@ -134,7 +138,27 @@ pub enum Effect {
     Notice(String),
     /// A warning for the person (bounded, names and codes only).
     Warn(String),
+    /// Ask the decision model (HTTP, or one of Pi's models) every request of this job, show the
+    /// progress row (`Deciding Context`) until it settles, and hand the answers to
+    /// [`Session::decided`].
+    Decide(DecisionJob),
 }
+
+/// Decision requests the host answers with a model outside the Session. Each request is one
+/// chat exchange: `instructions` as the system message, the request as the user message (a JSON
+/// document of names, labels and bounded descriptions: data, never instructions).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecisionJob {
+    /// The job, for [`Session::decided`].
+    pub id: u64,
+    /// The system message.
+    pub instructions: &'static str,
+    /// The user messages, one per request, in order.
+    pub requests: Vec<String>,
+}
+
+/// What became of one request of a [`DecisionJob`].
+pub type Answer = Result<String, ModelError>;
 
 /// The verdict on one `tool_call`, with what to do first.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,6 +171,10 @@ pub struct CallOutcome {
     /// boundary): read `getAllTools()` and ask again with [`Session::tool_call_with`]. Until then
     /// the verdict is a block (unknown tools are blocked).
     pub refresh_and_retry: bool,
+    /// Nobody has scored the tool yet and the decision model answers outside the Session: obtain
+    /// the job's answers, hand them to [`Session::decided`], and ask again. Parallel calls to the
+    /// same tool get the same job.
+    pub pending: Option<DecisionJob>,
 }
 
 /// A tool call as the gate needs it.
@@ -183,11 +211,27 @@ pub struct Session {
     generation: u64,
     lazy: LazyScores,
     rounds_made: u64,
+    jobs: HashMap<u64, PendingJob>,
+    lazy_jobs: HashMap<String, u64>,
+    next_job: u64,
     /// How many candidates the inventory has in the current mode, whatever is available: with
     /// fewer than the minimum, nothing is scored at any boundary.
     total_candidates: usize,
     filtering_seen_off: bool,
     findings: Vec<AuditFinding>,
+}
+
+/// A round waiting for a decision model's answers.
+#[derive(Debug)]
+struct PendingJob {
+    round_id: String,
+    generation: u64,
+    mode: Mode,
+    boundary: Boundary,
+    set: CandidateSet,
+    requests: Vec<DecisionRequest>,
+    first_prompt: Option<String>,
+    lazy: Option<(String, pcd_gate::RequestId)>,
 }
 
 fn bounded_text(text: &str) -> String {
@@ -254,6 +298,9 @@ impl Session {
             generation: 0,
             lazy: LazyScores::default(),
             rounds_made: 0,
+            jobs: HashMap::new(),
+            lazy_jobs: HashMap::new(),
+            next_job: 0,
             total_candidates: 0,
             filtering_seen_off: false,
             findings: Vec::new(),
@@ -653,9 +700,10 @@ impl Session {
         let scores = match decision.provider {
             DecisionProvider::Embedded => rounds::embedded_scores(&set.candidates, &text),
             _ => {
-                // A model this build cannot run is a configuration error: fail closed, and
-                // failMode: open never applies to it.
-                effects.push(Effect::Warn(round_problem(RoundProblem::Configuration)));
+                // An HTTP or Pi model answers outside the Session: the host carries out the job
+                // and hands the answers to `decided`.
+                let first_prompt = (boundary == Boundary::InitialPrompt).then_some(text.clone());
+                self.start_job(id, boundary, set, &text, first_prompt, None, effects);
                 return;
             }
         };
@@ -666,7 +714,7 @@ impl Session {
             mode,
             boundary,
             &set,
-            scores,
+            Ok(scores.into_iter().map(Some).collect()),
             generation,
             self.generation,
             decision.threshold,
@@ -682,6 +730,130 @@ impl Session {
             self.first_prompt_text = Some(text);
         }
         self.commit(round, effects);
+    }
+
+    /// Hands a round to a decision model outside the Session: builds its bounded requests, keeps
+    /// the round pending under the current generation, and asks the host for the answers.
+    #[allow(clippy::too_many_arguments)]
+    fn start_job(
+        &mut self,
+        round_id: String,
+        boundary: Boundary,
+        set: CandidateSet,
+        text: &str,
+        first_prompt: Option<String>,
+        lazy: Option<(String, pcd_gate::RequestId)>,
+        effects: &mut Vec<Effect>,
+    ) -> DecisionJob {
+        let requests = build_requests(
+            text,
+            &set.candidates,
+            self.settings.decision.batch_size as usize,
+        );
+        self.next_job += 1;
+        let job = DecisionJob {
+            id: self.next_job,
+            instructions: INSTRUCTIONS,
+            requests: requests.iter().map(|r| r.body.clone()).collect(),
+        };
+        self.jobs.insert(
+            job.id,
+            PendingJob {
+                round_id,
+                generation: self.generation,
+                mode: self.settings.tools.mode,
+                boundary,
+                set,
+                requests,
+                first_prompt,
+                lazy,
+            },
+        );
+        effects.push(Effect::Decide(job.clone()));
+        job
+    }
+
+    /// The answers to a [`DecisionJob`], one per request in order: finishes its round. A round
+    /// overtaken by a settings save, a disable, a mode change or a branch move commits nothing;
+    /// a failed or cancelled one adds nothing (`failMode: open` adds the remaining candidates
+    /// after a model failure, never after a configuration error or a cancellation). `active` is
+    /// Pi's active set now: the restriction is re-applied, and for a prompt the notice is
+    /// written again.
+    pub fn decided(&mut self, job: u64, answers: Vec<Answer>, active: &[String]) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        let Some(pending) = self.jobs.remove(&job) else {
+            return effects;
+        };
+        if let Some((candidate, _)) = &pending.lazy {
+            self.lazy_jobs.remove(candidate);
+        }
+        let scores = collect_scores(&pending, answers);
+        let decision = self.settings.decision.clone();
+        let cap = rounds::cap(
+            pending.mode,
+            decision.max_new_tools,
+            decision.max_new_groups,
+        );
+        let finished = if self.branch.is_some() && self.filtering_on() {
+            rounds::scored_round(
+                pending.round_id.clone(),
+                pending.mode,
+                pending.boundary,
+                &pending.set,
+                scores,
+                pending.generation,
+                self.generation,
+                decision.threshold,
+                cap,
+                decision.fail_mode,
+            )
+        } else {
+            Err(NotCommitted::Superseded {
+                started: pending.generation,
+                current: self.generation,
+            })
+        };
+        match finished {
+            Ok(mut round) => {
+                if round.basis == pcd_ledger::Basis::FailOpen {
+                    effects.push(Effect::Warn(round_problem(RoundProblem::FailedOpen)));
+                }
+                if pending.boundary == Boundary::InitialPrompt {
+                    rounds::mark_first_prompt(&mut round);
+                    self.first_prompt_text = pending.first_prompt.clone();
+                }
+                self.commit(round, &mut effects);
+                if let Some((_, id)) = pending.lazy {
+                    self.lazy.committed(id);
+                }
+            }
+            Err(not) => {
+                let problem = match not {
+                    NotCommitted::Superseded { .. } => RoundProblem::Superseded,
+                    NotCommitted::Failed(RoundFailure::Cancelled) => RoundProblem::Cancelled,
+                    NotCommitted::Failed(RoundFailure::Configuration) => {
+                        RoundProblem::Configuration
+                    }
+                    NotCommitted::Failed(RoundFailure::Model) => RoundProblem::Failed,
+                };
+                effects.push(Effect::Warn(round_problem(problem)));
+                if let Some((_, id)) = pending.lazy {
+                    self.lazy.failed(id);
+                }
+            }
+        }
+        if self.inventory.is_some() && self.branch.is_some() && self.filtering_on() {
+            self.reconcile(active, &mut effects);
+            if matches!(pending.boundary, Boundary::InitialPrompt | Boundary::Prompt) {
+                effects.push(Effect::Notice(self.notice()));
+            }
+        }
+        effects
+    }
+
+    /// Jobs handed out and not answered yet.
+    pub fn pending_jobs(&self) -> usize {
+        self.jobs.len()
     }
 
     /// Re-applies the restriction: removes from Pi's active set every tool the gate would not
@@ -840,7 +1012,14 @@ impl Session {
                     pcd_gate::Candidate::Tool(name) => CandidateKey::Tool(name),
                     pcd_gate::Candidate::Group(key) => CandidateKey::Group(key),
                 };
-                self.lazy_score(&key, &mut effects);
+                if let Some(job) = self.lazy_score(&key, &mut effects) {
+                    return CallOutcome {
+                        block: None,
+                        effects,
+                        refresh_and_retry: false,
+                        pending: Some(job),
+                    };
+                }
                 match self.verdict(call) {
                     Verdict::Pending(_) => Verdict::Block(pcd_model::BlockCode {
                         kind: pcd_model::BlockKind::ScoringFailed,
@@ -865,6 +1044,7 @@ impl Session {
             },
             effects,
             refresh_and_retry: unknown && !refreshed,
+            pending: None,
         }
     }
 
@@ -882,26 +1062,46 @@ impl Session {
 
     /// Scores one candidate nobody has scored yet, against the task's text (the first prompt in
     /// `initial` cadence), and records the result as a first-call round.
-    fn lazy_score(&mut self, key: &CandidateKey, effects: &mut Vec<Effect>) {
+    /// Returns the job when the decision model answers outside the Session.
+    fn lazy_score(&mut self, key: &CandidateKey, effects: &mut Vec<Effect>) -> Option<DecisionJob> {
         let text = match self.settings.tools.cadence {
             pcd_model::Cadence::Initial => self.first_prompt_text.clone(),
             _ => self.task_text.clone(),
         };
-        let Some(mut set) = self.candidate_set() else {
-            return;
-        };
+        let mut set = self.candidate_set()?;
         set.candidates.retain(|c| &c.key == key);
         if set.candidates.is_empty() {
-            return;
+            return None;
         }
         let decision = self.settings.decision.clone();
         let mode = self.settings.tools.mode;
-        let (Some(text), DecisionProvider::Embedded) = (text, decision.provider) else {
-            if !matches!(decision.provider, DecisionProvider::Embedded) {
-                effects.push(Effect::Warn(round_problem(RoundProblem::Configuration)));
+        let text = text?;
+        if decision.provider != DecisionProvider::Embedded {
+            let candidate = key.as_str().to_owned();
+            if let Some(&job) = self.lazy_jobs.get(&candidate) {
+                let pending = &self.jobs[&job];
+                return Some(DecisionJob {
+                    id: job,
+                    instructions: INSTRUCTIONS,
+                    requests: pending.requests.iter().map(|r| r.body.clone()).collect(),
+                });
             }
-            return;
-        };
+            let (request, _) = self.lazy.begin(&candidate)?;
+            let id = self.next_round_id();
+            let job = self.start_job(
+                id,
+                Boundary::FirstCall,
+                set,
+                &text,
+                None,
+                Some((candidate.clone(), request)),
+                effects,
+            );
+            self.lazy_jobs.insert(candidate, job.id);
+            // The job goes back in the call's outcome, not as an effect.
+            effects.pop();
+            return Some(job);
+        }
         // Scored among the current candidates, so the score means what a boundary's would.
         let all = self.candidate_set().expect("read above");
         let position = all.candidates.iter().position(|c| &c.key == key);
@@ -915,7 +1115,7 @@ impl Session {
             mode,
             Boundary::FirstCall,
             &set,
-            vec![score],
+            Ok(vec![Some(score)]),
             generation,
             self.generation,
             decision.threshold,
@@ -923,9 +1123,10 @@ impl Session {
             decision.fail_mode,
         );
         let Ok(round) = round else {
-            return;
+            return None;
         };
         self.commit(round, effects);
+        None
     }
 
     /// Replaces the registry snapshot without a boundary: no round, no entry, no active-set
@@ -968,6 +1169,33 @@ impl Session {
     }
 }
 
+/// One score per candidate from the answers; any failed request fails the round (a malformed
+/// answer only drops its own candidates).
+fn collect_scores(
+    pending: &PendingJob,
+    answers: Vec<Answer>,
+) -> Result<Vec<Option<f64>>, RoundFailure> {
+    if answers.len() != pending.requests.len() {
+        return Err(RoundFailure::Model);
+    }
+    let mut scores = vec![None; pending.set.candidates.len()];
+    for (request, answer) in pending.requests.iter().zip(answers) {
+        let text = answer.map_err(|e| match e {
+            ModelError::Cancelled => RoundFailure::Cancelled,
+            ModelError::Configuration => RoundFailure::Configuration,
+            ModelError::Unavailable => RoundFailure::Model,
+        })?;
+        if let Ok(valid) = parse_answer(request, &text) {
+            for (index, score) in valid {
+                if let Some(slot) = scores.get_mut(index) {
+                    *slot = Some(score);
+                }
+            }
+        }
+    }
+    Ok(scores)
+}
+
 fn considered(branch: &BranchState, mode: Mode, key: &CandidateKey) -> bool {
     match (mode, key) {
         (_, CandidateKey::Tool(name)) => branch.was_tool_considered(name),
@@ -978,7 +1206,8 @@ fn considered(branch: &BranchState, mode: Mode, key: &CandidateKey) -> bool {
 impl Effect {
     /// The effect as the JSON the Pi extension carries out:
     /// `{"type":"setActiveTools","names":[…]}`, `{"type":"appendEntry","customType":…,"data":…}`,
-    /// `{"type":"notice","text":…}`, `{"type":"warn","text":…}`.
+    /// `{"type":"notice","text":…}`, `{"type":"warn","text":…}`,
+    /// `{"type":"decide","job":…,"instructions":…,"requests":[…]}`.
     pub fn to_json(&self) -> Value {
         match self {
             Effect::SetActiveTools(names) => {
@@ -991,6 +1220,12 @@ impl Effect {
             }),
             Effect::Notice(text) => serde_json::json!({"type": "notice", "text": text}),
             Effect::Warn(text) => serde_json::json!({"type": "warn", "text": text}),
+            Effect::Decide(job) => serde_json::json!({
+                "type": "decide",
+                "job": job.id,
+                "instructions": job.instructions,
+                "requests": job.requests,
+            }),
         }
     }
 }

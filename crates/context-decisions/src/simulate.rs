@@ -10,6 +10,7 @@
 //!   "project": { "alwaysAllowedTools": [] },
 //!   "mcpOrigins": [["docs", "project"]],
 //!   "tools": [ /* getAllTools() at session start */ ],
+//!   "answers": [ "{\"scores\": […]}", { "error": "unavailable" } ],  /* an HTTP or Pi model's */
 //!   "active": [ /* getActiveTools() at session start; default: every direct and model-only tool */ ],
 //!   "events": [
 //!     { "type": "session_start", "reason": "startup" },
@@ -30,11 +31,12 @@
 //! per event.
 
 use crate::session::{
-    effects_json, BoundaryEvent, BoundaryKind, BranchRead, Effect, InventoryRead, Session,
-    SettingsRead, StartEvent, StartReason, ToolCallEvent,
+    effects_json, Answer, BoundaryEvent, BoundaryKind, BranchRead, DecisionJob, Effect,
+    InventoryRead, Session, SettingsRead, StartEvent, StartReason, ToolCallEvent,
 };
 use pcd_gate::ProjectRead;
 use pcd_model::{inventory_from_value, ProjectAllowlistFile, Scope, Settings, ToolInfo};
+use pcd_picker::request::ModelError;
 use serde_json::{json, Value};
 
 /// Why a script cannot run. Names the event and the field, never a value.
@@ -81,6 +83,9 @@ struct Sim {
     settings: Settings,
     project: Value,
     starts: u32,
+    /// Scripted answers of an HTTP or Pi decision model, one per request, in order; when they run
+    /// out, the model does not answer.
+    answers: std::collections::VecDeque<Answer>,
 }
 
 impl Sim {
@@ -118,7 +123,7 @@ impl Sim {
                     "customType": pcd_ledger::CUSTOM_TYPE,
                     "data": data,
                 })),
-                Effect::Notice(_) | Effect::Warn(_) => {}
+                Effect::Notice(_) | Effect::Warn(_) | Effect::Decide(_) => {}
             }
         }
     }
@@ -148,8 +153,59 @@ impl Sim {
             active: self.active.clone(),
         });
         self.carry_out(&effects);
+        let mut all = effects.clone();
+        for effect in effects {
+            if let Effect::Decide(job) = effect {
+                all.extend(self.answer(&job));
+            }
+        }
+        all
+    }
+
+    /// Answers a job with the scripted answers, as the host would with the model's.
+    fn answer(&mut self, job: &DecisionJob) -> Vec<Effect> {
+        let answers = job
+            .requests
+            .iter()
+            .map(|_| {
+                self.answers
+                    .pop_front()
+                    .unwrap_or(Err(ModelError::Unavailable))
+            })
+            .collect();
+        let active = self.active.clone();
+        let effects = self.session.decided(job.id, answers, &active);
+        self.carry_out(&effects);
         effects
     }
+}
+
+/// `answers`: each a string (the model's answer text) or `{"error": "unavailable" |
+/// "configuration" | "cancelled"}`.
+fn scripted_answers(
+    value: Option<&Value>,
+) -> Result<std::collections::VecDeque<Answer>, ScriptError> {
+    let Some(value) = value else {
+        return Ok(Default::default());
+    };
+    let items = value
+        .as_array()
+        .ok_or_else(|| field("`answers` must be an array"))?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, a)| match a {
+            Value::String(text) => Ok(Ok(text.clone())),
+            other => match other.get("error").and_then(Value::as_str) {
+                Some("unavailable") => Ok(Err(ModelError::Unavailable)),
+                Some("configuration") => Ok(Err(ModelError::Configuration)),
+                Some("cancelled") => Ok(Err(ModelError::Cancelled)),
+                _ => Err(field(format!(
+                    "`answers` entry {i} must be a string or {{\"error\": \"unavailable\"|\"configuration\"|\"cancelled\"}}"
+                ))),
+            },
+        })
+        .collect()
 }
 
 /// Runs a script and returns one JSON value per event: `{"event", "effects", …}` (and, for a
@@ -214,6 +270,7 @@ pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
         settings,
         project: obj.get("project").cloned().unwrap_or(Value::Null),
         starts: 0,
+        answers: scripted_answers(obj.get("answers"))?,
     };
     let events = obj
         .get("events")
@@ -289,6 +346,16 @@ pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
                         .tool_call_with(&call, Some(InventoryRead::Tools(sim.tools.clone())));
                 }
                 sim.carry_out(&outcome.effects);
+                if let Some(job) = outcome.pending.clone() {
+                    let mut answered = sim.answer(&job);
+                    let mut again = sim.session.tool_call(&call);
+                    sim.carry_out(&again.effects);
+                    answered.append(&mut again.effects);
+                    outcome = crate::session::CallOutcome {
+                        effects: answered,
+                        ..again
+                    };
+                }
                 match &outcome.block {
                     None => line["verdict"] = json!("allow"),
                     Some(reason) => {

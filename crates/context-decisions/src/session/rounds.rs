@@ -6,7 +6,9 @@ use pcd_ledger::{Basis, Boundary, BranchState, FirstPromptRef, Round, Score};
 use pcd_model::{FailMode, Mode};
 use pcd_picker::candidates::{Candidate, CandidateKey, CandidateSet};
 use pcd_picker::embedded::{CandidateText, EmbeddedIndex};
-use pcd_picker::round::{self as picker_round, CommittedRound, NotCommitted, Outcome};
+use pcd_picker::round::{
+    self as picker_round, CommittedRound, NotCommitted, Outcome, RoundFailure,
+};
 
 /// Scores every candidate against `prompt` with the embedded scorer.
 pub(crate) fn embedded_scores(candidates: &[Candidate], prompt: &str) -> Vec<f64> {
@@ -18,15 +20,16 @@ pub(crate) fn embedded_scores(candidates: &[Candidate], prompt: &str) -> Vec<f64
     index.scores(prompt)
 }
 
-/// Runs the picker's round over `set` with `scores` (one per candidate) and maps what it commits
-/// to a ledger round. `Err` when the picker commits nothing (superseded, or failed closed).
+/// Runs the picker's round over `set` with `scores` (one per candidate, `None` for an answer that
+/// was dropped) or a failure, and maps what it commits to a ledger round. `Err` when the picker
+/// commits nothing (superseded, or failed closed).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn scored_round(
     id: String,
     mode: Mode,
     boundary: Boundary,
     set: &CandidateSet,
-    scores: Vec<f64>,
+    scores: Result<Vec<Option<f64>>, RoundFailure>,
     generation: u64,
     current_generation: u64,
     threshold: f64,
@@ -42,11 +45,13 @@ pub(crate) fn scored_round(
     let round =
         picker_round::Round::new(generation, picker_boundary, set.candidates.clone(), members);
     // A score outside [0, 1] (or not a number) is dropped, never selected.
-    let scores = scores
-        .into_iter()
-        .map(|s| (s.is_finite() && (0.0..=1.0).contains(&s)).then_some(s))
-        .collect();
-    let committed = round.finish(current_generation, Ok(scores), threshold, cap, fail_mode)?;
+    let scores = scores.map(|scores| {
+        scores
+            .into_iter()
+            .map(|s| s.filter(|s| s.is_finite() && (0.0..=1.0).contains(s)))
+            .collect()
+    });
+    let committed = round.finish(current_generation, scores, threshold, cap, fail_mode)?;
     Ok(to_ledger(id, mode, boundary, &committed))
 }
 
