@@ -20,6 +20,7 @@ type Addon = {
 	addonVersion(): string;
 	commandDescription(): string;
 	checkFailedReason(): string;
+	decidingLabel(): string;
 };
 type Session = {
 	takeWarnings(): string[];
@@ -32,13 +33,18 @@ type Session = {
 	toolCallWith(tool: string, serverKind: number, server: string | undefined, toolsJson?: string): CallResult;
 	list(what: string, toolsJson?: string): string;
 	usage(what: string): string;
+	decided(job: number, answersJson: string, active: string[]): string;
+	decisionModel(): string[];
+	answerHttp(requests: string[]): Promise<string>;
 };
-type CallResult = { block?: string; effects?: string; refresh: boolean };
+type CallResult = { block?: string; effects?: string; refresh: boolean; pending?: string };
+type Job = { type: "decide"; job: number; instructions: string; requests: string[] };
 type Effect =
 	| { type: "setActiveTools"; names: string[] }
 	| { type: "appendEntry"; customType: string; data: unknown }
 	| { type: "notice"; text: string }
-	| { type: "warn"; text: string };
+	| { type: "warn"; text: string }
+	| Job;
 
 function loadAddon(): Addon | undefined {
 	const here = dirname(fileURLToPath(import.meta.url));
@@ -118,9 +124,19 @@ export default function piContextDecisions(pi: any) {
 		}
 	};
 
-	// Carries out the addon's effects in order; returns the notice text, if any.
-	const apply = (effectsJson: string | undefined, ctx: any): string | undefined => {
-		if (!effectsJson) return undefined;
+	const activeTools = (): string[] => {
+		try {
+			return pi.getActiveTools();
+		} catch {
+			return [];
+		}
+	};
+
+	// Carries out the addon's effects in order; returns the notice text, if any, and the decision
+	// jobs to answer.
+	const apply = (effectsJson: string | undefined, ctx: any): { notice?: string; jobs: Job[] } => {
+		const jobs: Job[] = [];
+		if (!effectsJson) return { jobs };
 		let notice: string | undefined;
 		for (const effect of JSON.parse(effectsJson) as Effect[]) {
 			switch (effect.type) {
@@ -136,24 +152,82 @@ export default function piContextDecisions(pi: any) {
 				case "warn":
 					notify(ctx, effect.text);
 					break;
+				case "decide":
+					jobs.push(effect);
+					break;
 			}
 		}
-		return notice;
+		return { notice, jobs };
 	};
 
-	const boundary = (kind: object, ctx: any): string | undefined => {
+	// One request to the decision model the settings name: HTTP through the addon (off the event
+	// loop), or one of Pi's own models through its model registry.
+	const answer = async (job: Job, ctx: any): Promise<object[]> => {
+		const [provider, model] = session!.decisionModel();
+		if (provider === "http") return JSON.parse(await session!.answerHttp(job.requests));
+		const slash = model.indexOf("/");
+		const found = provider === "pi" && slash > 0 ? ctx?.modelRegistry?.find?.(model.slice(0, slash), model.slice(slash + 1)) : undefined;
+		if (!found) return job.requests.map(() => ({ error: "configuration" }));
+		const out: object[] = [];
+		for (const body of job.requests) {
+			try {
+				const message = await ctx.modelRegistry.complete(
+					found,
+					{ systemPrompt: job.instructions, messages: [{ role: "user", content: body, timestamp: Date.now() }] },
+					{ signal: ctx.signal },
+				);
+				if (message?.stopReason === "aborted") out.push({ error: "cancelled" });
+				else if (message?.stopReason === "error") out.push({ error: "unavailable" });
+				else out.push({ text: (message?.content ?? []).filter((c: any) => c?.type === "text").map((c: any) => c.text).join("") });
+			} catch {
+				out.push({ error: "unavailable" });
+			}
+		}
+		return out;
+	};
+
+	// Each job is answered once, however many calls wait on it; the working row shows while any
+	// is in flight.
+	const inFlight = new Map<number, Promise<string | undefined>>();
+	const settle = (job: Job, ctx: any): Promise<string | undefined> => {
+		let running = inFlight.get(job.job);
+		if (running) return running;
+		running = (async () => {
+			if (inFlight.size === 0) {
+				try {
+					ctx?.ui?.setWorkingMessage?.(addon!.decidingLabel());
+				} catch {
+					// No working row to show.
+				}
+			}
+			try {
+				const answers = await answer(job, ctx);
+				return apply(session!.decided(job.job, JSON.stringify(answers), activeTools()), ctx).notice;
+			} finally {
+				inFlight.delete(job.job);
+				if (inFlight.size === 0) {
+					try {
+						ctx?.ui?.setWorkingMessage?.();
+					} catch {
+						// No working row to clear.
+					}
+				}
+			}
+		})();
+		inFlight.set(job.job, running);
+		return running;
+	};
+
+	const boundary = async (kind: object, ctx: any): Promise<string | undefined> => {
 		if (!session) return undefined;
 		let tools: string | undefined;
 		let active: string[] = [];
 		if (session.needsInventory()) {
 			tools = readTools();
-			try {
-				active = pi.getActiveTools();
-			} catch {
-				active = [];
-			}
+			active = activeTools();
 		}
-		const notice = apply(session.boundary(JSON.stringify(kind), tools, active), ctx);
+		let { notice, jobs } = apply(session.boundary(JSON.stringify(kind), tools, active), ctx);
+		for (const job of jobs) notice = (await settle(job, ctx)) ?? notice;
 		for (const w of session.takeWarnings()) notify(ctx, w);
 		return notice;
 	};
@@ -180,14 +254,14 @@ export default function piContextDecisions(pi: any) {
 		};
 		session = addon.PiSession.start(JSON.stringify(start), readBranch(ctx));
 		for (const w of session.takeWarnings()) notify(ctx, w);
-		boundary({ type: "reconcile" }, ctx);
+		void boundary({ type: "reconcile" }, ctx);
 	});
 
-	pi.on("before_agent_start", (event: any, ctx: any) => {
+	pi.on("before_agent_start", async (event: any, ctx: any) => {
 		if (!session) return undefined;
 		session.settingsChanged();
 		const text = event?.messageType === "custom" ? null : (event?.prompt ?? null);
-		const notice = boundary({ type: "prompt", text }, ctx);
+		const notice = await boundary({ type: "prompt", text }, ctx);
 		if (!notice) return undefined;
 		return { message: { customType: NOTICE_TYPE, content: notice, display: false } };
 	});
@@ -195,25 +269,25 @@ export default function piContextDecisions(pi: any) {
 	// Steering and follow-up text queued while a run is active joins that run without a
 	// before_agent_start: `input` is the only event that shows it before the model sees it
 	// (docs/pi-events.md). It is a prompt boundary for the `prompt` cadence.
-	pi.on("input", (event: any, ctx: any) => {
+	pi.on("input", async (event: any, ctx: any) => {
 		if (!session) return undefined;
 		const joinsRun = event?.streamingBehavior === "steer" || event?.streamingBehavior === "followUp";
 		if (joinsRun && typeof event?.text === "string") {
 			session.settingsChanged();
-			boundary({ type: "prompt", text: event.text }, ctx);
+			await boundary({ type: "prompt", text: event.text }, ctx);
 		}
 		return undefined;
 	});
 
-	pi.on("turn_end", (event: any, ctx: any) => {
+	pi.on("turn_end", async (event: any, ctx: any) => {
 		if (!session) return;
-		if ((event?.toolResults?.length ?? 0) > 0) boundary({ type: "toolRound" }, ctx);
+		if ((event?.toolResults?.length ?? 0) > 0) await boundary({ type: "toolRound" }, ctx);
 	});
 
-	pi.on("session_tree", (_event: any, ctx: any) => {
+	pi.on("session_tree", async (_event: any, ctx: any) => {
 		if (!session) return;
 		session.branchMoved(readBranch(ctx));
-		boundary({ type: "reconcile" }, ctx);
+		await boundary({ type: "reconcile" }, ctx);
 	});
 
 	pi.on("session_shutdown", () => {
@@ -242,7 +316,7 @@ export default function piContextDecisions(pi: any) {
 		});
 	}
 
-	pi.on("tool_call", (event: any, ctx: any) => {
+	pi.on("tool_call", async (event: any, ctx: any) => {
 		try {
 			if (!session) {
 				if (addon) return undefined;
@@ -255,6 +329,13 @@ export default function piContextDecisions(pi: any) {
 			let result = session.toolCall(event.toolName, kind, server);
 			if (result.refresh) result = session.toolCallWith(event.toolName, kind, server, readTools());
 			apply(result.effects, ctx);
+			if (result.pending) {
+				// Nobody has scored this tool yet: one decision, shared by parallel calls.
+				await settle(JSON.parse(result.pending) as Job, ctx);
+				result = session.toolCall(event.toolName, kind, server);
+				apply(result.effects, ctx);
+				if (result.pending) return { block: true, reason: addon!.checkFailedReason() };
+			}
 			return result.block ? { block: true, reason: result.block } : undefined;
 		} catch {
 			let reason = ADDON_MISSING;

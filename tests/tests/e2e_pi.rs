@@ -325,3 +325,45 @@ fn tree_and_resume_follow_the_ledger_inside_pi() {
         );
     }
 }
+
+#[test]
+fn one_of_pis_own_models_decides_inside_pi() {
+    for version in VERSIONS {
+        let report = run("pi-model.json", version);
+        let requests = report["requests"].as_array().unwrap();
+        // The first request to the model is the decision: no tools, and a JSON document of
+        // names, labels and descriptions as the user message.
+        assert_eq!(
+            requests[0]["tools"].as_array().unwrap().len(),
+            0,
+            "{version}"
+        );
+        let decision = requests[0]["userTexts"][0].as_str().unwrap();
+        assert!(
+            decision.starts_with("{\"prompt\":\"Render a bar chart of this CSV\",\"candidates\":["),
+            "{version}: {decision}"
+        );
+        // Its answer picked the first candidate; the agent's requests declare it and nothing else
+        // external.
+        for tools in requests[1..].iter().map(|r| r["tools"].as_array().unwrap()) {
+            assert!(
+                tools.contains(&Value::from("bar_chart")),
+                "{version}: {tools:?}"
+            );
+            assert!(
+                !tools.contains(&Value::from("web_fetch")),
+                "{version}: {tools:?}"
+            );
+        }
+        assert_eq!(
+            calls(&report, 0, "bar_chart"),
+            vec![(false, "bar_chart ran".to_owned())]
+        );
+        assert!(calls(&report, 0, "web_fetch")[0].0, "{version}");
+        let state = replay(&report);
+        assert!(
+            state.is_tool_available("bar_chart") && !state.is_tool_available("web_fetch"),
+            "{version}"
+        );
+    }
+}

@@ -11,14 +11,16 @@
 //! effect and sentence comes from the Rust crates below. Reading the settings and `mcp.json`
 //! files happens in the facade's `load` module, called from here.
 
+use context_decisions::http_scorer::HttpScorer;
 use context_decisions::load::{load_mcp_origins, load_settings};
 use context_decisions::session::{
-    effects_json, BoundaryEvent, BoundaryKind, BranchRead, InventoryRead, Session, StartEvent,
-    StartReason, ToolCallEvent,
+    effects_json, Answer, BoundaryEvent, BoundaryKind, BranchRead, Effect, InventoryRead,
+    ModelError, Session, StartEvent, StartReason, ToolCallEvent,
 };
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use pcd_config_reader::PiVersion;
+use pcd_picker::request::{Cancellation, DecisionModel, DecisionRequest};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -26,6 +28,12 @@ use std::path::PathBuf;
 #[napi]
 pub fn check_failed_reason() -> String {
     pcd_ui_text::check_failed_reason()
+}
+
+/// The working row's text while a decision is in flight (`Deciding Context`).
+#[napi]
+pub fn deciding_label() -> String {
+    pcd_ui_text::DECIDING_CONTEXT.to_owned()
 }
 
 /// The `/decisions` command's description in Pi's command list.
@@ -87,6 +95,8 @@ pub struct CallResult {
     pub effects: Option<String>,
     /// The tool registered since the last boundary: call `toolCallWith` with `getAllTools()`.
     pub refresh: bool,
+    /// A decision job to answer first (JSON text, as a `decide` effect), then ask again.
+    pub pending: Option<String>,
 }
 
 /// One Pi session (see `context_decisions::session::Session`).
@@ -114,6 +124,99 @@ fn call_result(outcome: context_decisions::session::CallOutcome) -> CallResult {
         block: outcome.block,
         effects: (!outcome.effects.is_empty()).then(|| effects_json(&outcome.effects).to_string()),
         refresh: outcome.refresh_and_retry,
+        pending: outcome
+            .pending
+            .map(|job| Effect::Decide(job).to_json().to_string()),
+    }
+}
+
+/// Answers as the extension sends them: `[{"text": …} | {"error": "unavailable" |
+/// "configuration" | "cancelled"}]`. Anything else is a model that did not answer.
+fn answers(json: &str) -> Vec<Answer> {
+    let Ok(Value::Array(items)) = serde_json::from_str::<Value>(json) else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .map(|a| {
+            match (
+                a.get("text").and_then(Value::as_str),
+                a.get("error").and_then(Value::as_str),
+            ) {
+                (Some(text), _) => Ok(text.to_owned()),
+                (_, Some("configuration")) => Err(ModelError::Configuration),
+                (_, Some("cancelled")) => Err(ModelError::Cancelled),
+                _ => Err(ModelError::Unavailable),
+            }
+        })
+        .collect()
+}
+
+fn answers_json(answers: &[Answer]) -> String {
+    Value::Array(
+        answers
+            .iter()
+            .map(|a| match a {
+                Ok(text) => serde_json::json!({"text": text}),
+                Err(ModelError::Configuration) => serde_json::json!({"error": "configuration"}),
+                Err(ModelError::Cancelled) => serde_json::json!({"error": "cancelled"}),
+                Err(ModelError::Unavailable) => serde_json::json!({"error": "unavailable"}),
+            })
+            .collect(),
+    )
+    .to_string()
+}
+
+/// An HTTP decision job, answered on libuv's thread pool so Node's event loop never waits.
+pub struct HttpJob {
+    scorer: Option<HttpScorer>,
+    requests: Vec<String>,
+    concurrency: usize,
+    deadline: std::time::Instant,
+}
+
+impl Task for HttpJob {
+    type Output = String;
+    type JsValue = String;
+
+    fn compute(&mut self) -> Result<String> {
+        let Some(scorer) = &self.scorer else {
+            let failed: Vec<Answer> = self
+                .requests
+                .iter()
+                .map(|_| Err(ModelError::Configuration))
+                .collect();
+            return Ok(answers_json(&failed));
+        };
+        let cancel = Cancellation::default();
+        let mut out: Vec<Answer> = Vec::with_capacity(self.requests.len());
+        for wave in self.requests.chunks(self.concurrency.max(1)) {
+            let answered: Vec<Answer> = std::thread::scope(|s| {
+                let handles: Vec<_> = wave
+                    .iter()
+                    .map(|body| {
+                        let request = DecisionRequest {
+                            prompt: String::new(),
+                            ids: Vec::new(),
+                            body: body.clone(),
+                        };
+                        let cancel = &cancel;
+                        let deadline = self.deadline;
+                        s.spawn(move || scorer.answer(&request, deadline, cancel))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or(Err(ModelError::Unavailable)))
+                    .collect()
+            });
+            out.extend(answered);
+        }
+        Ok(answers_json(&out))
+    }
+
+    fn resolve(&mut self, _env: Env, output: String) -> Result<String> {
+        Ok(output)
     }
 }
 
@@ -267,6 +370,44 @@ impl PiSession {
 
 #[napi]
 impl PiSession {
+    /// The answers to a decision job (`[{"text": …} | {"error": …}]`, one per request), with
+    /// Pi's active set now. Returns the effects as JSON text.
+    #[napi]
+    pub fn decided(&mut self, job: u32, answers_json: String, active: Vec<String>) -> String {
+        let effects = self
+            .inner
+            .decided(u64::from(job), answers(&answers_json), &active);
+        effects_json(&effects).to_string()
+    }
+
+    /// Which decision model answers jobs: `http`, `pi` (with `model` as `provider/model`), or
+    /// `none` when jobs cannot arise.
+    #[napi]
+    pub fn decision_model(&self) -> Vec<String> {
+        let d = &self.inner.settings().decision;
+        vec![
+            d.provider.as_str().to_owned(),
+            d.model.clone().unwrap_or_default(),
+        ]
+    }
+
+    /// Answers a decision job (its `requests`, JSON text) with the HTTP model of the settings, on
+    /// a worker thread; resolves to the answers JSON for [`PiSession::decided`]. The API key is
+    /// read from the variable `decision.apiKeyEnv` names, here and nowhere else.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn answer_http(&self, requests: Vec<String>) -> AsyncTask<HttpJob> {
+        let decision = self.inner.settings().decision.clone();
+        let scorer = HttpScorer::from_settings(&decision, |name| std::env::var(name).ok())
+            .and_then(|built| built.ok());
+        AsyncTask::new(HttpJob {
+            scorer,
+            requests,
+            concurrency: decision.concurrency as usize,
+            deadline: std::time::Instant::now()
+                + std::time::Duration::from_millis(decision.timeout_ms),
+        })
+    }
+
     /// `/decisions tools list` (`what` = `tools`) or `/decisions mcp list` (`mcp`): a local,
     /// names-only inventory with availability, no decision calls. Reads `getAllTools()` (JSON
     /// text) into the snapshot first when given.
