@@ -38,3 +38,103 @@ fn the_addon_classifies_as_the_library_does() {
     assert!(error.contains("expected a JSON array of tools"), "{error}");
     assert!(!error.contains("SECRET"));
 }
+
+/// A real HTTP decision endpoint on loopback (OpenAI-compatible chat completions) answers the
+/// addon's decision job on libuv's thread pool; the answers finish the Session's round.
+#[test]
+fn the_addon_answers_decision_jobs_over_http() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        // One request per decision batch; the example inventory makes one batch.
+        let (stream, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut length = 0usize;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        let request: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        let user = request["messages"][1]["content"].as_str().unwrap();
+        let document: serde_json::Value = serde_json::from_str(user).unwrap();
+        let scores: Vec<serde_json::Value> = document["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| serde_json::json!({"id": c["id"], "score": if c["name"] == "bar_chart" { 0.9 } else { 0.0 }}))
+            .collect();
+        let content = serde_json::json!({"scores": scores}).to_string();
+        let reply = serde_json::json!({"choices": [{"message": {"role": "assistant", "content": content}}]}).to_string();
+        let mut stream = stream;
+        write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}", reply.len()).unwrap();
+        request["model"].as_str().unwrap().to_owned()
+    });
+    let dir = std::env::temp_dir().join(format!("pcd-addon-http-{}", std::process::id()));
+    let agent = dir.join("agent");
+    std::fs::create_dir_all(agent.join("pi-context-decisions")).unwrap();
+    std::fs::write(
+        agent.join("pi-context-decisions/settings.json"),
+        serde_json::json!({
+            "tools": {"enabled": true},
+            "decision": {"provider": "http", "baseUrl": format!("http://127.0.0.1:{port}/v1"), "model": "local-model"}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let script = format!(
+        r#"(async () => {{
+             const a = require({addon:?});
+             const fs = require('fs');
+             const tools = fs.readFileSync({example:?}, 'utf8');
+             const names = JSON.parse(tools).filter(t => t.exposure !== 'deferred').map(t => t.name);
+             const s = a.PiSession.start(JSON.stringify({{reason: 'startup', nonce: 'n', agentDirEnv: {agent:?}, home: {dir:?}, cwd: {dir:?}, trusted: false}}), '[]');
+             const first = JSON.parse(s.boundary(JSON.stringify({{type: 'prompt', text: 'Render a bar chart of this CSV'}}), tools, names));
+             const job = first.find(e => e.type === 'decide');
+             const answers = await s.answerHttp(job.requests);
+             const after = JSON.parse(s.decided(job.job, answers, names));
+             process.stdout.write(JSON.stringify({{ first, after }}));
+           }})();"#,
+        addon = addon(),
+        example = repo().join("examples/inventory.json"),
+        agent = agent,
+        dir = dir,
+    );
+    let out = Command::new(install("node"))
+        .arg("-e")
+        .arg(script)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(server.join().unwrap(), "local-model");
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        got["first"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["type"] != "appendEntry"),
+        "nothing before the answers"
+    );
+    let round = got["after"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "appendEntry")
+        .expect("the round is recorded");
+    assert_eq!(round["data"]["tools"], serde_json::json!(["bar_chart"]));
+    assert_eq!(round["data"]["basis"], "scored");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
