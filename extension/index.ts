@@ -36,6 +36,8 @@ type Session = {
 	decided(job: number, answersJson: string, active: string[]): string;
 	decisionModel(): string[];
 	answerHttp(requests: string[]): Promise<string>;
+	decisionTest(): string;
+	testDecided(job: number, answersJson: string): string;
 };
 type CallResult = { block?: string; effects?: string; refresh: boolean; pending?: string };
 type Job = { type: "decide"; job: number; instructions: string; requests: string[] };
@@ -304,6 +306,16 @@ export default function piContextDecisions(pi: any) {
 				let text: string;
 				if ((what === "tools" || what === "mcp") && sub === "list" && words.length === 2) {
 					text = session.list(what, readTools());
+				} else if (what === "test" && words.length === 1) {
+					// Idle-time call: no working row; the result is reported when it returns.
+					const probe = JSON.parse(session.decisionTest());
+					if (probe.text !== undefined) {
+						text = probe.text;
+					} else {
+						const job = probe.job as Job;
+						const answers = await answer(job, ctx);
+						text = session.testDecided(job.job, JSON.stringify(answers));
+					}
 				} else {
 					text = session.usage(what === "tools" || what === "mcp" ? what : "");
 				}

@@ -1081,3 +1081,50 @@ fn a_first_call_waits_for_one_job_shared_by_parallel_calls() {
     assert_eq!(pi.session.tool_call(&call).block, None);
     assert_eq!(pi.session.pending_jobs(), 0);
 }
+
+#[test]
+fn decisions_test_asks_the_selected_model_one_small_question() {
+    let mut pi = Pi::start(
+        settings(
+            true,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        ),
+        ScopedAllowlist::default(),
+    );
+    let text = pi.session.decision_test().unwrap();
+    assert!(
+        text.contains("the embedded scorer answered")
+            && text.contains("it ranks the relevant tool first"),
+        "{text}"
+    );
+    let mut pi = Pi::start(Settings::default(), ScopedAllowlist::default());
+    assert!(pi
+        .session
+        .decision_test()
+        .unwrap()
+        .contains("no decision model is selected"));
+    // A model outside the Session: a job, answered by the host.
+    let mut pi = Pi::start(pi_model_settings(Mode::Tools), ScopedAllowlist::default());
+    let job = pi.session.decision_test().unwrap_err();
+    let good = pi
+        .session
+        .test_decided(job.id, vec![Ok(answer(&job.requests[0], "forecast", 0.8))]);
+    assert!(
+        good.contains("scored 0.80 for a forecast tool and 0.00 for a chart tool"),
+        "{good}"
+    );
+    let job = pi.session.decision_test().unwrap_err();
+    let bad = pi
+        .session
+        .test_decided(job.id, vec![Ok("I think the first one".into())]);
+    assert!(bad.contains("not with a score for each tool"), "{bad}");
+    let job = pi.session.decision_test().unwrap_err();
+    let down = pi.session.test_decided(
+        job.id,
+        vec![Err(context_decisions::session::ModelError::Unavailable)],
+    );
+    assert!(down.contains("did not answer"), "{down}");
+    assert_eq!(pi.branch.ledger_entries(), 0, "a test records nothing");
+}

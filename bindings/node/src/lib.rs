@@ -380,6 +380,23 @@ impl PiSession {
         effects_json(&effects).to_string()
     }
 
+    /// `/decisions test`: `{"text": …}` when it is answered at once, or `{"job": {…}}` (a
+    /// `decide` effect) whose answers go to `testDecided`.
+    #[napi]
+    pub fn decision_test(&mut self) -> String {
+        match self.inner.decision_test() {
+            Ok(text) => serde_json::json!({ "text": text }).to_string(),
+            Err(job) => serde_json::json!({ "job": Effect::Decide(job).to_json() }).to_string(),
+        }
+    }
+
+    /// The answers to a `/decisions test` job: the sentence to report.
+    #[napi]
+    pub fn test_decided(&mut self, job: u32, answers_json: String) -> String {
+        self.inner
+            .test_decided(u64::from(job), answers(&answers_json))
+    }
+
     /// Which decision model answers jobs: `http`, `pi` (with `model` as `provider/model`), or
     /// `none` when jobs cannot arise.
     #[napi]

@@ -212,6 +212,7 @@ pub struct Session {
     lazy: LazyScores,
     rounds_made: u64,
     jobs: HashMap<u64, PendingJob>,
+    tests: HashMap<u64, Vec<DecisionRequest>>,
     lazy_jobs: HashMap<String, u64>,
     next_job: u64,
     /// How many candidates the inventory has in the current mode, whatever is available: with
@@ -219,6 +220,32 @@ pub struct Session {
     total_candidates: usize,
     filtering_seen_off: bool,
     findings: Vec<AuditFinding>,
+}
+
+const PROBE_PROMPT: &str = "What will the weather be in Lisbon tomorrow?";
+
+/// The two tools `/decisions test` asks about: the first is relevant to [`PROBE_PROMPT`].
+fn probe_candidates() -> Vec<pcd_picker::candidates::Candidate> {
+    [
+        (
+            "forecast_weather",
+            "Get the weather forecast for a city for the next days.",
+        ),
+        ("render_chart", "Render a bar chart from CSV data."),
+    ]
+    .iter()
+    .enumerate()
+    .map(
+        |(i, (name, description))| pcd_picker::candidates::Candidate {
+            key: CandidateKey::Tool((*name).to_owned()),
+            label: String::new(),
+            description: (*description).to_owned(),
+            names: vec![(*name).to_owned()],
+            members: vec![i],
+            definition_chars: 0,
+        },
+    )
+    .collect()
 }
 
 /// A round waiting for a decision model's answers.
@@ -299,6 +326,7 @@ impl Session {
             lazy: LazyScores::default(),
             rounds_made: 0,
             jobs: HashMap::new(),
+            tests: HashMap::new(),
             lazy_jobs: HashMap::new(),
             next_job: 0,
             total_candidates: 0,
@@ -849,6 +877,63 @@ impl Session {
             }
         }
         effects
+    }
+
+    /// `/decisions test`: one small decision (a weather question, a forecast tool and a chart
+    /// tool) asked of the selected model. The embedded scorer (or no model) answers at once;
+    /// an HTTP or Pi model gets a job whose answers go to [`Session::test_decided`]. Nothing is
+    /// recorded or made available.
+    pub fn decision_test(&mut self) -> Result<String, DecisionJob> {
+        let set = probe_candidates();
+        match self.settings.decision.provider {
+            DecisionProvider::None => Ok(pcd_ui_text::decision_test(
+                pcd_ui_text::DecisionTest::NoModel,
+            )),
+            DecisionProvider::Embedded => {
+                let scores = rounds::embedded_scores(&set, PROBE_PROMPT);
+                Ok(pcd_ui_text::decision_test(
+                    pcd_ui_text::DecisionTest::Embedded {
+                        relevant: scores[0],
+                        irrelevant: scores[1],
+                    },
+                ))
+            }
+            _ => {
+                let requests = build_requests(PROBE_PROMPT, &set, 2);
+                self.next_job += 1;
+                let job = DecisionJob {
+                    id: self.next_job,
+                    instructions: INSTRUCTIONS,
+                    requests: requests.iter().map(|r| r.body.clone()).collect(),
+                };
+                self.tests.insert(job.id, requests);
+                Err(job)
+            }
+        }
+    }
+
+    /// The answers to a `/decisions test` job: the sentence to report.
+    pub fn test_decided(&mut self, job: u64, answers: Vec<Answer>) -> String {
+        use pcd_ui_text::DecisionTest;
+        let Some(requests) = self.tests.remove(&job) else {
+            return pcd_ui_text::decision_test(DecisionTest::Cancelled);
+        };
+        let result = match answers.into_iter().next() {
+            None | Some(Err(ModelError::Unavailable)) => DecisionTest::Unavailable,
+            Some(Err(ModelError::Configuration)) => DecisionTest::Configuration,
+            Some(Err(ModelError::Cancelled)) => DecisionTest::Cancelled,
+            Some(Ok(text)) => match parse_answer(&requests[0], &text) {
+                Ok(scores) if scores.len() == 2 => {
+                    let score = |i| scores.iter().find(|(c, _)| *c == i).map_or(0.0, |s| s.1);
+                    DecisionTest::Answered {
+                        relevant: score(0),
+                        irrelevant: score(1),
+                    }
+                }
+                _ => DecisionTest::Malformed,
+            },
+        };
+        pcd_ui_text::decision_test(result)
     }
 
     /// Jobs handed out and not answered yet.

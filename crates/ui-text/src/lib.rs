@@ -54,8 +54,8 @@ mod words;
 
 pub use blocked::blocked_reason;
 pub use commands::{
-    check_failed_reason, decisions_usage, list_command_usage, ListCommand,
-    DECISIONS_COMMAND_DESCRIPTION,
+    check_failed_reason, decision_test, decisions_usage, list_command_usage, DecisionTest,
+    ListCommand, DECISIONS_COMMAND_DESCRIPTION,
 };
 pub use display::display_safe;
 pub use editor::{AllowlistEditor, CursorTarget, EditorKind, EditorOutcome, Key};
