@@ -1128,3 +1128,27 @@ fn decisions_test_asks_the_selected_model_one_small_question() {
     assert!(down.contains("did not answer"), "{down}");
     assert_eq!(pi.branch.ledger_entries(), 0, "a test records nothing");
 }
+
+#[test]
+fn switching_off_and_on_again_keeps_what_the_model_saw_meanwhile() {
+    let on = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    let mut pi = Pi::start(on.clone(), ScopedAllowlist::default());
+    pi.prompt("What is the weather forecast for Lisbon tomorrow?");
+    assert!(pi.call("bar_chart").is_some());
+    // Off: every tool comes back and the model sees them all.
+    pi.session
+        .settings_changed(SettingsRead::Read(Settings::default()), ProjectRead::Absent);
+    pi.prompt("Render a bar chart");
+    assert!(pi.active.contains(&"bar_chart".to_owned()));
+    // On again, mid-session: what the model may have seen stays available.
+    pi.session
+        .settings_changed(SettingsRead::Read(on), ProjectRead::Absent);
+    pi.prompt("Now something else entirely");
+    assert_eq!(pi.call("bar_chart"), None);
+    assert!(pi.active.contains(&"bar_chart".to_owned()));
+}

@@ -548,6 +548,7 @@ impl Session {
         if !self.filtering_on() {
             self.filtering_seen_off = true;
             self.restore_all(&event.active, &mut effects);
+            self.note_conversation(&event.kind);
             return effects;
         }
         // An unreadable branch: no boundary writes, grants or reconciles anything.
@@ -564,7 +565,19 @@ impl Session {
         if matches!(event.kind, BoundaryKind::Prompt { .. }) {
             effects.push(Effect::Notice(self.notice()));
         }
+        self.note_conversation(&event.kind);
         effects
+    }
+
+    /// From a prompt or a tool round on, the model has seen the branch's tools: switching
+    /// filtering off and on again later keeps what it may have seen.
+    fn note_conversation(&mut self, kind: &BoundaryKind) {
+        if matches!(
+            kind,
+            BoundaryKind::Prompt { text: Some(_) } | BoundaryKind::ToolRound
+        ) {
+            self.branch_has_messages = true;
+        }
     }
 
     /// Enabling mid-session keeps every tool already registered on the branch available: the
