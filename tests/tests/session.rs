@@ -988,10 +988,10 @@ fn a_superseded_failed_or_cancelled_job_commits_nothing() {
     // Superseded by a settings save while the model was answering.
     let mut pi = Pi::start(pi_model_settings(Mode::Tools), ScopedAllowlist::default());
     let job = jobs(&pi.prompt("Render a bar chart of this CSV")).remove(0);
-    pi.session.settings_changed(
-        SettingsRead::Read(pi_model_settings(Mode::Tools)),
-        ProjectRead::Absent,
-    );
+    let mut saved = pi_model_settings(Mode::Tools);
+    saved.decision.threshold = 0.5;
+    pi.session
+        .settings_changed(SettingsRead::Read(saved), ProjectRead::Absent);
     let answers = job
         .requests
         .iter()
@@ -1151,4 +1151,44 @@ fn switching_off_and_on_again_keeps_what_the_model_saw_meanwhile() {
     pi.prompt("Now something else entirely");
     assert_eq!(pi.call("bar_chart"), None);
     assert!(pi.active.contains(&"bar_chart".to_owned()));
+}
+
+#[test]
+fn reading_unchanged_settings_again_supersedes_nothing() {
+    let mut pi = Pi::start(pi_model_settings(Mode::Tools), ScopedAllowlist::default());
+    let job = jobs(&pi.prompt("Render a bar chart of this CSV")).remove(0);
+    let generation = pi.session.generation();
+    pi.session.settings_changed(
+        SettingsRead::Read(pi_model_settings(Mode::Tools)),
+        ProjectRead::Absent,
+    );
+    assert_eq!(
+        pi.session.generation(),
+        generation,
+        "the same settings read again"
+    );
+    let answers = job
+        .requests
+        .iter()
+        .map(|r| Ok(answer(r, "bar_chart", 0.9)))
+        .collect();
+    let effects = pi.session.decided(job.id, answers, &[]);
+    assert!(
+        effects.iter().any(|e| matches!(e, Effect::AppendEntry(_))),
+        "{effects:?}"
+    );
+    // A real change (the mode) supersedes.
+    let job = jobs(&pi.prompt("Render a bar table")).remove(0);
+    pi.session.settings_changed(
+        SettingsRead::Read(pi_model_settings(Mode::Mcp)),
+        ProjectRead::Absent,
+    );
+    assert!(pi.session.generation() > generation);
+    let answers = job
+        .requests
+        .iter()
+        .map(|r| Ok(answer(r, "bar_table", 0.9)))
+        .collect();
+    let effects = pi.session.decided(job.id, answers, &[]);
+    assert!(effects.iter().all(|e| !matches!(e, Effect::AppendEntry(_))));
 }

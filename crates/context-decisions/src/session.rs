@@ -386,8 +386,21 @@ impl Session {
 
     /// A settings or allowlist save (or a read at a boundary): supersedes rounds in flight.
     pub fn settings_changed(&mut self, settings: SettingsRead, project: ProjectRead) {
-        self.generation += 1;
+        let before = (
+            self.settings.clone(),
+            self.allowlists.clone(),
+            self.settings_readable,
+        );
         self.apply_settings(settings, project);
+        // The extension reads the files again at every prompt: only a real change supersedes
+        // the rounds in flight.
+        if before != (
+            self.settings.clone(),
+            self.allowlists.clone(),
+            self.settings_readable,
+        ) {
+            self.generation += 1;
+        }
     }
 
     /// A branch move (`/tree`, fork, resume): refolds from the branch's entries and supersedes
