@@ -6,7 +6,6 @@
 
 use crate::sessions::{display_name, session_files};
 use pcd_ledger::{BranchReplay, Mirror, RoundSummary, SessionFile};
-use pcd_model::AuditFindingCode;
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -175,17 +174,6 @@ fn exit_code(outcomes: &[Outcome]) -> ExitCode {
     }
 }
 
-fn finding_text(code: AuditFindingCode) -> &'static str {
-    match code {
-        AuditFindingCode::TornRound => "some parts are missing; the round granted nothing",
-        AuditFindingCode::DigestMismatch => {
-            "the parts do not match their digest (edited); the round granted nothing"
-        }
-        AuditFindingCode::Undecodable => "the entry does not decode; it was skipped",
-        AuditFindingCode::UnknownVersion => "a newer format version; it was skipped",
-    }
-}
-
 fn names_line(names: &[&str]) -> String {
     let shown: Vec<&str> = names.iter().take(TEXT_LIST_LIMIT).copied().collect();
     let mut line = shown.join(", ");
@@ -229,13 +217,8 @@ fn print_text(outcome: &Outcome) {
     if !report.replay.findings.is_empty() {
         println!("  findings:");
         for f in &report.replay.findings {
-            println!(
-                "    {}: round {} at entry {}: {}",
-                f.code.as_str(),
-                f.round.as_deref().unwrap_or("?"),
-                f.entry_id.as_deref().unwrap_or("?"),
-                finding_text(f.code)
-            );
+            // The sentence (with the round and entry ids made safe to print) is ui-text's.
+            println!("    {}: {}", f.code.as_str(), pcd_ui_text::audit_finding(f));
         }
     }
     if !report.problems.is_empty() {
