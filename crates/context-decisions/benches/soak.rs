@@ -10,10 +10,7 @@ use context_decisions::session::{
 };
 use pcd_gate::ProjectRead;
 use pcd_ledger::{encode_round, Basis, Boundary, Round, CUSTOM_TYPE};
-use pcd_model::{
-    DecisionProvider, Mode, Settings, SourceInfo, SourceOrigin, SourceScope, ToolInfo,
-    ToolNamespace,
-};
+use pcd_model::{DecisionProvider, Mode, Settings};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -22,45 +19,6 @@ fn rss_kib() -> u64 {
         .ok()
         .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
         .map_or(0, |pages| pages * 4)
-}
-
-fn tools() -> Vec<ToolInfo> {
-    let builtin = |path: &str| SourceInfo {
-        path: path.into(),
-        source: "builtin".into(),
-        scope: Some(SourceScope::Temporary),
-        origin: Some(SourceOrigin::TopLevel),
-        base_dir: None,
-    };
-    (0..10_000usize)
-        .map(|i| {
-            let name = format!("tool_{i:05}");
-            match i % 10 {
-                0 => ToolInfo::new(&name, "", Some(builtin("builtin:read"))),
-                1..=4 => {
-                    let server = format!("server-{}", i % 100);
-                    let mut t = ToolInfo::new(&name, "", Some(builtin("builtin:mcp")));
-                    t.namespace = Some(ToolNamespace {
-                        name: format!("mcp__{}", server.replace('-', "_")),
-                        description: None,
-                        aliases: vec![server],
-                    });
-                    t
-                }
-                _ => ToolInfo::new(
-                    &name,
-                    "",
-                    Some(SourceInfo {
-                        path: format!("/a/extensions/ext{}.ts", i % 200),
-                        source: "auto".into(),
-                        scope: Some(SourceScope::User),
-                        origin: Some(SourceOrigin::TopLevel),
-                        base_dir: None,
-                    }),
-                ),
-            }
-        })
-        .collect()
 }
 
 fn branch() -> Vec<serde_json::Value> {
@@ -131,7 +89,7 @@ fn main() {
         mcp_origins: vec![],
         branch: BranchRead::Entries(entries),
     });
-    session.refresh_inventory(InventoryRead::Tools(tools()));
+    session.refresh_inventory(InventoryRead::Tools(pcd_gate::fixture::tools()));
     let calls: Vec<ToolCallEvent> = (0..10_000)
         .map(|i| ToolCallEvent {
             tool: format!("tool_{:05}", (i * 7919) % 10_000),

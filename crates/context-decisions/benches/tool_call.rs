@@ -10,51 +10,9 @@ use context_decisions::session::{
 use criterion::{criterion_group, criterion_main, Criterion};
 use pcd_gate::ProjectRead;
 use pcd_ledger::{encode_round, Basis, Boundary, Round, CUSTOM_TYPE};
-use pcd_model::{
-    DecisionProvider, Mode, Settings, SourceInfo, SourceOrigin, SourceScope, ToolInfo,
-    ToolNamespace,
-};
+use pcd_model::{DecisionProvider, Mode, Settings};
 use serde_json::json;
 use std::hint::black_box;
-
-fn tools() -> Vec<ToolInfo> {
-    (0..10_000usize)
-        .map(|i| {
-            let name = format!("tool_{i:05}");
-            let builtin = |path: &str| SourceInfo {
-                path: path.into(),
-                source: "builtin".into(),
-                scope: Some(SourceScope::Temporary),
-                origin: Some(SourceOrigin::TopLevel),
-                base_dir: None,
-            };
-            match i % 10 {
-                0 => ToolInfo::new(&name, "", Some(builtin("builtin:read"))),
-                1..=4 => {
-                    let mut t = ToolInfo::new(&name, "", Some(builtin("builtin:mcp")));
-                    let server = format!("server-{}", i % 100);
-                    t.namespace = Some(ToolNamespace {
-                        name: format!("mcp__{}", server.replace('-', "_")),
-                        description: None,
-                        aliases: vec![server],
-                    });
-                    t
-                }
-                _ => ToolInfo::new(
-                    &name,
-                    "",
-                    Some(SourceInfo {
-                        path: format!("/a/extensions/ext{}.ts", i % 200),
-                        source: "auto".into(),
-                        scope: Some(SourceScope::User),
-                        origin: Some(SourceOrigin::TopLevel),
-                        base_dir: None,
-                    }),
-                ),
-            }
-        })
-        .collect()
-}
 
 fn session() -> Session {
     let mut round = Round::new("r1", Mode::Tools, Boundary::Prompt, Basis::Scored);
@@ -80,7 +38,7 @@ fn session() -> Session {
         mcp_origins: vec![],
         branch: BranchRead::Entries(entries),
     });
-    session.refresh_inventory(InventoryRead::Tools(tools()));
+    session.refresh_inventory(InventoryRead::Tools(pcd_gate::fixture::tools()));
     session
 }
 

@@ -24,8 +24,10 @@ pub struct Fixture {
     pub index: BranchIndex,
 }
 
-/// Builds the fixture (deterministic).
-pub fn fixture() -> Fixture {
+/// The fixture's 10,000 tools (deterministic): a tenth built-in, four tenths over 100 MCP
+/// servers, the rest over 200 loose extensions (every seventh of those project-scoped). Also
+/// the inventory of the facade's benches.
+pub fn tools() -> Vec<ToolInfo> {
     let mut tools = Vec::with_capacity(10_000);
     for i in 0..10_000usize {
         let name = format!("tool_{i:05}");
@@ -60,6 +62,12 @@ pub fn fixture() -> Fixture {
         tool.definition_chars = 200;
         tools.push(tool);
     }
+    tools
+}
+
+/// Builds the fixture (deterministic).
+pub fn fixture() -> Fixture {
+    let tools = tools();
     let registry = Registry::build(&tools, &Classifier::default(), []);
     let mut lists = Allowlists::default();
     for i in (0..10_000).step_by(200) {
