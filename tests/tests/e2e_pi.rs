@@ -367,3 +367,35 @@ fn one_of_pis_own_models_decides_inside_pi() {
         );
     }
 }
+
+#[test]
+fn a_fork_enforces_exactly_what_its_session_file_replays_to() {
+    for version in VERSIONS {
+        let report = run("fork.json", version);
+        let files: Vec<&str> = report["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|s| s["sessionFile"].as_str())
+            .collect();
+        assert_ne!(
+            files.first(),
+            files.last(),
+            "{version}: the fork wrote a new session file"
+        );
+        let state = replay(&report);
+        assert!(
+            state.is_tool_available("forecast_weather"),
+            "{version}: picked before the fork point"
+        );
+        for tool in ["forecast_weather", "convert_currency"] {
+            let results = calls(&report, 3, tool);
+            assert_eq!(results.len(), 1, "{version}: {tool}");
+            assert_eq!(
+                !results[0].0,
+                state.is_tool_available(tool),
+                "{version}: {tool}: {results:?}"
+            );
+        }
+    }
+}
