@@ -138,3 +138,81 @@ fn the_addon_answers_decision_jobs_over_http() {
     assert_eq!(round["data"]["basis"], "scored");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An HTTP decision endpoint that accepts the connection and never answers: the job fails at
+/// the deadline (`decision.timeoutMs`), the round adds nothing (fail closed), and the person is
+/// told why.
+#[test]
+fn a_decision_endpoint_that_never_answers_adds_nothing() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+    let server = std::thread::spawn(move || {
+        let (_stream, _) = listener.accept().unwrap();
+        // Hold the connection open, silent, until the test is done.
+        let _ = stop_rx.recv_timeout(std::time::Duration::from_secs(30));
+    });
+    let dir = std::env::temp_dir().join(format!("pcd-addon-silent-{}", std::process::id()));
+    let agent = dir.join("agent");
+    std::fs::create_dir_all(agent.join("pi-context-decisions")).unwrap();
+    std::fs::write(
+        agent.join("pi-context-decisions/settings.json"),
+        serde_json::json!({
+            "tools": {"enabled": true},
+            "decision": {"provider": "http", "baseUrl": format!("http://127.0.0.1:{port}/v1"), "model": "m", "timeoutMs": 300}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let script = format!(
+        r#"(async () => {{
+             const a = require({addon:?});
+             const tools = require('fs').readFileSync({example:?}, 'utf8');
+             const names = JSON.parse(tools).filter(t => t.exposure !== 'deferred').map(t => t.name);
+             const s = a.PiSession.start(JSON.stringify({{reason: 'startup', nonce: 'n', agentDirEnv: {agent:?}, home: {dir:?}, cwd: {dir:?}}}), '[]');
+             const first = JSON.parse(s.boundary(JSON.stringify({{type: 'prompt', text: 'Render a bar chart'}}), tools, names));
+             const job = first.find(e => e.type === 'decide');
+             const started = Date.now();
+             const answers = await s.answerHttp(job.requests);
+             const waited = Date.now() - started;
+             const after = JSON.parse(s.decided(job.job, answers, names));
+             process.stdout.write(JSON.stringify({{ answers: JSON.parse(answers), after, waited }}));
+           }})();"#,
+        addon = addon(),
+        example = repo().join("examples/inventory.json"),
+        agent = agent,
+        dir = dir,
+    );
+    let out = Command::new(install("node"))
+        .arg("-e")
+        .arg(script)
+        .output()
+        .unwrap();
+    stop_tx.send(()).unwrap();
+    server.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        got["answers"][0],
+        serde_json::json!({"error": "unavailable"})
+    );
+    let waited = got["waited"].as_u64().unwrap();
+    assert!(
+        waited < 10_000,
+        "the deadline bounds the wait ({waited} ms)"
+    );
+    let after = got["after"].as_array().unwrap();
+    assert!(
+        after.iter().all(|e| e["type"] != "appendEntry"),
+        "nothing is recorded"
+    );
+    assert!(
+        after.iter().any(|e| e["type"] == "warn"),
+        "the person is told"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
