@@ -44,6 +44,9 @@ pub struct ListArgs {
     /// Where the inventory, settings and session come from.
     #[command(flatten)]
     pub from: SessionArgs,
+    /// Print one JSON object: the rows with a stable availability code, and the warnings.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `gate`.
@@ -133,6 +136,9 @@ fn with_warnings(text: String, warnings: &[String]) -> String {
 pub fn list(args: &ListArgs) -> Result<String, String> {
     let (session, warnings) = open_session(&args.from)?;
     let view = crate::views::inventory_view(&session);
+    if args.json {
+        return Ok(format!("{}\n", list_json(&view, &args.what, &warnings)));
+    }
     let text = match args.what.as_str() {
         "mcp" => pcd_ui_text::mcp_list(&view),
         _ => pcd_ui_text::tools_list(&view),
@@ -140,9 +146,64 @@ pub fn list(args: &ListArgs) -> Result<String, String> {
     Ok(with_warnings(text, &warnings))
 }
 
-/// Runs `gate` and returns what to print. Nothing is written: a tool nobody has scored yet is
-/// scored in memory, as the extension would score it at its first call.
-pub fn gate(args: &GateArgs) -> Result<String, String> {
+/// A stable code for why a tool is available (or that it is withheld).
+fn availability_code(a: pcd_ui_text::Availability) -> Value {
+    use pcd_ui_text::Availability as A;
+    match a {
+        A::Internal => json!({"available": true, "reason": "internal"}),
+        A::Allowlisted { scope, list } => json!({"available": true, "reason": "allowlisted",
+            "scope": scope.as_str(), "list": match list { pcd_model::RemedyList::Tools => "tools", pcd_model::RemedyList::Groups => "groups" }}),
+        A::Round { round, .. } => json!({"available": true, "reason": "round", "round": round}),
+        A::Unfiltered => json!({"available": true, "reason": "unfiltered"}),
+        A::NotScored => json!({"available": true, "reason": "not_scored"}),
+        A::AlreadyRegistered => json!({"available": true, "reason": "already_registered"}),
+        A::FilteringOff => json!({"available": true, "reason": "filtering_off"}),
+        A::Withheld => json!({"available": false, "reason": "withheld"}),
+    }
+}
+
+fn list_json(view: &pcd_ui_text::InventoryView, what: &str, warnings: &[String]) -> Value {
+    let rows: Vec<Value> = match what {
+        "mcp" => {
+            let mut groups: Vec<(String, Value)> = Vec::new();
+            for row in &view.rows {
+                let Some(key) = &row.group else { continue };
+                let key = key.as_str().to_owned();
+                let available = row.availability.is_available();
+                match groups.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, g)) => {
+                        g["tools"] = json!(g["tools"].as_u64().unwrap_or(0) + 1);
+                        g["available"] = json!(g["available"].as_u64().unwrap_or(0) + u64::from(available));
+                    }
+                    None => groups.push((key.clone(), json!({
+                        "key": key, "label": row.label, "kind": row.kind.as_str(),
+                        "tools": 1, "available": u64::from(available),
+                    }))),
+                }
+            }
+            groups.into_iter().map(|(_, g)| g).collect()
+        }
+        _ => view
+            .rows
+            .iter()
+            .map(|r| json!({
+                "name": r.name, "kind": r.kind.as_str(), "group": r.group.as_ref().map(|g| g.as_str()),
+                "label": r.label, "scope": r.scope.as_str(), "availability": availability_code(r.availability),
+            }))
+            .collect(),
+    };
+    json!({
+        "filtering": match view.filtering { pcd_ui_text::Filtering::Off => "off".to_owned(), pcd_ui_text::Filtering::On(m) => m.as_str().to_owned() },
+        "rows": rows,
+        "activeSetChanges": view.active_set_changes,
+        "warnings": warnings,
+    })
+}
+
+/// Runs `gate` and returns what to print and whether the call is blocked (the program then exits
+/// with status 1). Nothing is written: a tool nobody has scored yet is scored in memory, as the
+/// extension would score it at its first call.
+pub fn gate(args: &GateArgs) -> Result<(String, bool), String> {
     let call: Value =
         serde_json::from_str(&args.call).map_err(|_| "--call is not valid JSON".to_owned())?;
     let tool = call
@@ -181,13 +242,13 @@ pub fn gate(args: &GateArgs) -> Result<String, String> {
             "scoredNow": scored,
             "warnings": warnings,
         });
-        return Ok(format!("{verdict}\n"));
+        return Ok((format!("{verdict}\n"), outcome.block.is_some()));
     }
     let text = match &outcome.block {
         None => "allow\n".to_owned(),
         Some(reason) => format!("block: {reason}\n"),
     };
-    Ok(with_warnings(text, &warnings))
+    Ok((with_warnings(text, &warnings), outcome.block.is_some()))
 }
 
 /// Runs `simulate SCRIPT` and returns one JSON line per event.

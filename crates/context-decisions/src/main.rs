@@ -1,7 +1,7 @@
 //! The `context-decisions` command-line program.
 //!
-//! Exit codes: 0 success; 2 bad input (a file that cannot be read or is not what was expected,
-//! or bad arguments).
+//! Exit codes: 0 success; 1 `gate` blocked the call; 2 bad input (a file that cannot be read or
+//! is not what was expected, or bad arguments).
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -82,7 +82,7 @@ fn main() -> ExitCode {
             .init();
     }
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(message) => {
             let _ = writeln!(std::io::stderr(), "error: {message}");
             ExitCode::from(2)
@@ -90,7 +90,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<(), String> {
+fn run(cli: Cli) -> Result<ExitCode, String> {
     let mut out = std::io::stdout().lock();
     match cli.command {
         Command::Groups { tools, json } => {
@@ -106,7 +106,8 @@ fn run(cli: Cli) -> Result<(), String> {
             } else {
                 pcd_ui_text::groups_table(&rows)
             };
-            out.write_all(text.as_bytes()).map_err(|e| e.to_string())
+            out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::McpOrigins {
             agent_dir,
@@ -138,27 +139,37 @@ fn run(cli: Cli) -> Result<(), String> {
             } else {
                 mo::origins_text(&origins)
             };
-            out.write_all(text.as_bytes()).map_err(|e| e.to_string())
+            out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Eval(args) => {
             let text = context_decisions::eval::run(&args)?;
-            out.write_all(text.as_bytes()).map_err(|e| e.to_string())
+            out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Pick(args) => {
             let text = context_decisions::pick::run(&args)?;
-            out.write_all(text.as_bytes()).map_err(|e| e.to_string())
+            out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::List(args) => {
             let text = context_decisions::commands::list(&args)?;
-            out.write_all(text.as_bytes()).map_err(|e| e.to_string())
+            out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Gate(args) => {
-            let text = context_decisions::commands::gate(&args)?;
-            out.write_all(text.as_bytes()).map_err(|e| e.to_string())
+            let (text, blocked) = context_decisions::commands::gate(&args)?;
+            out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
+            Ok(if blocked {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
         }
         Command::Simulate { script } => {
             let text = context_decisions::commands::simulate(&script)?;
-            out.write_all(text.as_bytes()).map_err(|e| e.to_string())
+            out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

@@ -394,11 +394,13 @@ impl Session {
         self.apply_settings(settings, project);
         // The extension reads the files again at every prompt: only a real change supersedes
         // the rounds in flight.
-        if before != (
-            self.settings.clone(),
-            self.allowlists.clone(),
-            self.settings_readable,
-        ) {
+        if before
+            != (
+                self.settings.clone(),
+                self.allowlists.clone(),
+                self.settings_readable,
+            )
+        {
             self.generation += 1;
         }
     }
@@ -1132,12 +1134,23 @@ impl Session {
                     };
                 }
                 match self.verdict(call) {
-                    Verdict::Pending(_) => Verdict::Block(pcd_model::BlockCode {
-                        kind: pcd_model::BlockKind::ScoringFailed,
-                        tool: call.tool.clone(),
-                        server: None,
-                        remedy: None,
-                    }),
+                    Verdict::Pending(candidate) => {
+                        // Nothing could score it (no task text yet, or nothing committed): the
+                        // candidate counts as failed until the next boundary, and the gate's
+                        // block names the entry that would allow it.
+                        if let Some((id, _)) = self.lazy.begin(candidate.as_str()) {
+                            self.lazy.failed(id);
+                        }
+                        match self.verdict(call) {
+                            Verdict::Pending(_) => Verdict::Block(pcd_model::BlockCode {
+                                kind: pcd_model::BlockKind::ScoringFailed,
+                                tool: call.tool.clone(),
+                                server: None,
+                                remedy: None,
+                            }),
+                            v => v,
+                        }
+                    }
                     v => v,
                 }
             }
