@@ -199,6 +199,9 @@ pub struct Session {
     classifier: Classifier,
     mcp_origins: Vec<(String, Scope)>,
     inventory: Option<Vec<ToolInfo>>,
+    /// The inventory's classification and its groups' scopes, computed once per inventory.
+    classes: Vec<pcd_model::Classified>,
+    group_scopes: HashMap<GroupKey, pcd_model::GroupScope>,
     registry: Option<Registry>,
     grants: Grants,
     branch: Option<BranchState>,
@@ -313,6 +316,8 @@ impl Session {
             classifier: Classifier::default(),
             mcp_origins: Vec::new(),
             inventory: None,
+            classes: Vec::new(),
+            group_scopes: HashMap::new(),
             registry: None,
             grants: Grants::default(),
             branch: None,
@@ -470,6 +475,9 @@ impl Session {
             &self.classifier,
             self.mcp_origins.iter().map(|(n, s)| (n.as_str(), *s)),
         ));
+        let (classes, group_scopes) = self.classifier.classify_all(&tools);
+        self.classes = classes;
+        self.group_scopes = group_scopes;
         self.inventory = Some(tools);
         self.rebuild_grants();
     }
@@ -605,10 +613,9 @@ impl Session {
         if !fresh_enable || !self.branch_has_messages {
             return;
         }
-        let (classes, _) = self.classifier.classify_all(tools);
         let names: Vec<String> = tools
             .iter()
-            .zip(&classes)
+            .zip(&self.classes)
             .filter(|(t, c)| !c.kind.is_internal() && !branch.is_tool_available(&t.name))
             .map(|(t, _)| t.name.clone())
             .collect();
@@ -632,10 +639,10 @@ impl Session {
         let (Some(branch), Some(tools)) = (&self.branch, &self.inventory) else {
             return;
         };
-        let (classes, scopes) = self.classifier.classify_all(tools);
+        let (classes, scopes) = (&self.classes, &self.group_scopes);
         let mut names = Vec::new();
         let mut groups: BTreeSet<GroupKey> = BTreeSet::new();
-        for (tool, class) in tools.iter().zip(&classes) {
+        for (tool, class) in tools.iter().zip(classes) {
             if class.kind.is_internal() {
                 continue;
             }
@@ -1071,9 +1078,8 @@ impl Session {
             return availability_notice(&notice);
         };
         let ctx = self.gate_context();
-        let (classes, _) = self.classifier.classify_all(tools);
         let mut groups_seen = HashSet::new();
-        for (tool, class) in tools.iter().zip(&classes) {
+        for (tool, class) in tools.iter().zip(&self.classes) {
             let indirect = tool.exposure.is_indirect();
             if !indirect || class.kind.is_internal() || class.kind == ToolKind::Unfiltered {
                 continue;
@@ -1285,6 +1291,11 @@ impl Session {
     /// The settings in force.
     pub fn settings(&self) -> &Settings {
         &self.settings
+    }
+
+    /// The classification of each tool of [`Session::inventory`], in the same order.
+    pub fn classes(&self) -> &[pcd_model::Classified] {
+        &self.classes
     }
 
     /// The classifier (with the captured MCP origins).

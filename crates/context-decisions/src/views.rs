@@ -11,10 +11,9 @@ pub fn inventory_view(session: &Session) -> InventoryView {
     let on = session.filtering_on();
     let mode = session.settings().tools.mode;
     let tools = session.inventory().unwrap_or_default();
-    let (classes, _) = session.classifier().classify_all(tools);
     let rows = tools
         .iter()
-        .zip(&classes)
+        .zip(session.classes())
         .map(|(tool, class)| {
             let availability = if !on {
                 Availability::FilteringOff
