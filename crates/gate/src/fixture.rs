@@ -114,3 +114,34 @@ fn builtin(path: &str) -> SourceInfo {
         base_dir: None,
     }
 }
+
+/// A branch as plain sets, for tests that set availability directly.
+#[derive(Debug, Clone, Default)]
+pub struct Sets {
+    /// Tools available on the branch.
+    pub tools: std::collections::HashSet<String>,
+    /// Group keys available on the branch.
+    pub groups: std::collections::HashSet<String>,
+    /// Tools a round considered.
+    pub considered_tools: std::collections::HashSet<String>,
+    /// Group keys a round considered.
+    pub considered_groups: std::collections::HashSet<String>,
+}
+
+impl crate::branch::BranchView for Sets {
+    fn tool_available(&self, name: &str) -> bool {
+        self.tools.contains(name)
+    }
+    fn group_available(&self, key: &str) -> bool {
+        self.groups.contains(key)
+    }
+    fn tool_considered(&self, name: &str) -> bool {
+        self.considered_tools.contains(name)
+    }
+    fn group_considered(&self, key: &GroupKey) -> bool {
+        self.considered_groups.contains(key.as_str())
+    }
+    fn for_each_available_group(&self, f: &mut dyn FnMut(&str)) {
+        self.groups.iter().for_each(|g| f(g));
+    }
+}

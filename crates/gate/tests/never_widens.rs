@@ -5,15 +5,12 @@
 //! The oracle below restates the rules with plain loops over the inventory and the lists; the
 //! gate answers from its precomputed indexes.
 
-use pcd_gate::{
-    decide, BranchIndex, BranchView, Call, GateContext, Grants, LazyScores, Registry, Verdict,
-};
+use pcd_gate::{decide, BranchIndex, Call, GateContext, Grants, LazyScores, Registry, Verdict};
 use pcd_model::{
     parse_inventory, parse_tool_entry, Allowlists, Classifier, GroupKey, GroupScope, Mode, Scope,
     ToolInfo, ToolKind,
 };
 use proptest::prelude::*;
-use std::collections::HashSet;
 
 fn inventory() -> Vec<ToolInfo> {
     let mut items = vec![
@@ -48,31 +45,7 @@ fn inventory() -> Vec<ToolInfo> {
         .tools
 }
 
-#[derive(Debug, Clone, Default)]
-struct Sets {
-    tools: HashSet<String>,
-    groups: HashSet<String>,
-    considered_tools: HashSet<String>,
-    considered_groups: HashSet<String>,
-}
-
-impl BranchView for Sets {
-    fn for_each_available_group(&self, f: &mut dyn FnMut(&str)) {
-        self.groups.iter().for_each(|g| f(g));
-    }
-    fn tool_available(&self, name: &str) -> bool {
-        self.tools.contains(name)
-    }
-    fn group_available(&self, key: &str) -> bool {
-        self.groups.contains(key)
-    }
-    fn tool_considered(&self, name: &str) -> bool {
-        self.considered_tools.contains(name)
-    }
-    fn group_considered(&self, key: &GroupKey) -> bool {
-        self.considered_groups.contains(key.as_str())
-    }
-}
+use pcd_gate::fixture::Sets;
 
 #[derive(Debug, Clone)]
 enum Event {

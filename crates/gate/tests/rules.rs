@@ -1,15 +1,14 @@
 //! A table of every rule the gate applies, and fault injection for every unreadable source.
 
 use pcd_gate::{
-    decide, BranchIndex, BranchView, Call, Candidate, GateContext, Grants, LazyScores, Registry,
-    ServerArg, Verdict,
+    decide, BranchIndex, Call, Candidate, GateContext, Grants, LazyScores, Registry, ServerArg,
+    Verdict,
 };
 use pcd_ledger::{Basis, Boundary, BranchState, Round};
 use pcd_model::{
     parse_group_entry, parse_inventory, parse_tool_entry, Allowlists, BlockKind, Classifier,
     GroupKey, Mode, Remedy, RemedyList, Scope, ScopedAllowlist, ToolInfo,
 };
-use std::collections::HashSet;
 
 const LONG: &str = "a_server_with_a_very_long_name_that_is_more_than_sixty_four_characters_x";
 
@@ -73,32 +72,7 @@ fn inventory() -> Vec<ToolInfo> {
     inv.tools
 }
 
-/// A branch as plain sets.
-#[derive(Default)]
-struct Sets {
-    tools: HashSet<String>,
-    groups: HashSet<String>,
-    considered_tools: HashSet<String>,
-    considered_groups: HashSet<String>,
-}
-
-impl BranchView for Sets {
-    fn for_each_available_group(&self, f: &mut dyn FnMut(&str)) {
-        self.groups.iter().for_each(|g| f(g));
-    }
-    fn tool_available(&self, name: &str) -> bool {
-        self.tools.contains(name)
-    }
-    fn group_available(&self, key: &str) -> bool {
-        self.groups.contains(key)
-    }
-    fn tool_considered(&self, name: &str) -> bool {
-        self.considered_tools.contains(name)
-    }
-    fn group_considered(&self, key: &GroupKey) -> bool {
-        self.considered_groups.contains(key.as_str())
-    }
-}
+use pcd_gate::fixture::Sets;
 
 fn lists(
     global_tools: &[&str],
