@@ -10,7 +10,7 @@
 use crate::inventory::{read_inventory_file, InventoryFileError};
 use pcd_model::{Allowlists, Classifier, DecisionSettings, Mode, ToolInfo};
 use pcd_picker::candidates::{candidates, Available, Candidate};
-use pcd_picker::embedded::{Calibration, CandidateText, EmbeddedIndex, FieldWeights};
+use pcd_picker::embedded::{self, Calibration, FieldWeights};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::io::{BufRead, Read};
@@ -514,15 +514,7 @@ pub fn evaluate(
     );
     let cands: &[Candidate] = &cset.candidates;
     let build_start = Instant::now();
-    let index = EmbeddedIndex::build_with(
-        cands.iter().map(|c| CandidateText {
-            names: &c.names,
-            label: &c.label,
-            description: &c.description,
-        }),
-        options.weights,
-        options.calibration,
-    );
+    let index = embedded::index_for_with(&set.tools, cands, options.weights, options.calibration);
     let build_ms = build_start.elapsed().as_secs_f64() * 1e3;
     // The peer ranks the candidates' tools; in group mode a group ranks where its best tool does.
     let member_of: HashMap<usize, usize> = cands

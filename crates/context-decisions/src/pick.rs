@@ -8,7 +8,7 @@ use crate::http_scorer::HttpScorer;
 use crate::inventory::read_inventory_file;
 use pcd_model::{Allowlists, Classifier, DecisionSettings, Mode};
 use pcd_picker::candidates::{candidates, Available, CandidateKey, Exempt};
-use pcd_picker::embedded::{CandidateText, EmbeddedIndex};
+use pcd_picker::embedded;
 use pcd_picker::request::{build_requests, parse_answer, Cancellation, DecisionModel, ModelError};
 use pcd_picker::round::{rounded, select, Outcome};
 use pcd_picker::text::bounded;
@@ -152,11 +152,7 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         .map_err(|e| format!("{e}; nothing would be made available (fail closed)"))?;
         select(&scores, decision.threshold, cap)
     } else {
-        let index = EmbeddedIndex::build(set.candidates.iter().map(|c| CandidateText {
-            names: &c.names,
-            label: &c.label,
-            description: &c.description,
-        }));
+        let index = embedded::index_for(&inventory.tools, &set.candidates);
         let scores: Vec<Option<f64>> = index.scores(&prompt).into_iter().map(Some).collect();
         select(&scores, decision.threshold, cap)
     };

@@ -761,7 +761,10 @@ impl Session {
             return;
         };
         let scores = match decision.provider {
-            DecisionProvider::Embedded => rounds::embedded_scores(&set.candidates, &text),
+            DecisionProvider::Embedded => {
+                let tools = self.inventory.as_deref().unwrap_or_default();
+                rounds::embedded_scores(tools, &set.candidates, &text)
+            }
             _ => {
                 // An HTTP or Pi model answers outside the Session: the host carries out the job
                 // and hands the answers to `decided`.
@@ -925,7 +928,7 @@ impl Session {
                 pcd_ui_text::DecisionTest::NoModel,
             )),
             DecisionProvider::Embedded => {
-                let scores = rounds::embedded_scores(&set, PROBE_PROMPT);
+                let scores = rounds::embedded_scores(&[], &set, PROBE_PROMPT);
                 Ok(pcd_ui_text::decision_test(
                     pcd_ui_text::DecisionTest::Embedded {
                         relevant: scores[0],
@@ -1235,7 +1238,8 @@ impl Session {
         // Scored among the current candidates, so the score means what a boundary's would.
         let all = self.candidate_set().expect("read above");
         let position = all.candidates.iter().position(|c| &c.key == key);
-        let scores = rounds::embedded_scores(&all.candidates, &text);
+        let tools = self.inventory.as_deref().unwrap_or_default();
+        let scores = rounds::embedded_scores(tools, &all.candidates, &text);
         let score = position.map_or(0.0, |p| scores[p]);
         let cap = rounds::cap(mode, decision.max_new_tools, decision.max_new_groups);
         let id = self.next_round_id();

@@ -13,8 +13,12 @@
 //! and cap) and checked on the other half (see `BENCHMARKS.md` at the root); they are constants, so the same inputs
 //! give the same scores on every machine.
 
-use crate::text::{for_each_term, for_each_word, stem};
+use crate::candidates::{
+    Candidate, CandidateKey, MAX_REQUEST_DESCRIPTION_CHARS, MAX_REQUEST_NAME_CHARS,
+};
+use crate::text::{bounded, for_each_term, for_each_word, stem};
 use pcd_model::fnv::FnvMap;
+use pcd_model::ToolInfo;
 
 /// Maps keyed by short words: FNV-1a, since SipHash's per-call cost dominates the index build and
 /// no key comes from an adversary who could profit from collisions beyond slowing their own tool.
@@ -109,7 +113,15 @@ pub struct EmbeddedIndex {
     average_description_len: f64,
     weights: FieldWeights,
     calibration: Calibration,
+    /// For an index built per member ([`EmbeddedIndex::build_grouped`]): which candidate each
+    /// document belongs to. Empty: one document a candidate.
+    owner: Vec<u32>,
+    candidates: usize,
 }
+
+/// How much the second-best document of a grouped candidate adds: `1 - (1 - best)·(1 - w·second)`.
+/// Chosen on the tuning half of `bfcl` in `mcp` mode (0, 0.2, 0.3, 0.5 and 1 tried).
+const SECOND_MEMBER_WEIGHT: f64 = 0.3;
 
 /// One candidate's evidence for one prompt, before calibration.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -205,6 +217,7 @@ impl EmbeddedIndex {
         } else {
             (total_description_len as f64 / docs.len() as f64).max(1.0)
         };
+        let candidates = docs.len();
         EmbeddedIndex {
             vocabulary,
             postings,
@@ -212,20 +225,59 @@ impl EmbeddedIndex {
             average_description_len,
             weights,
             calibration,
+            owner: Vec::new(),
+            candidates,
         }
+    }
+
+    /// Builds an index whose candidates are groups of documents (a group's own text and each of
+    /// its members), with the shipped weights and calibration: a candidate scores what its best
+    /// document scores, plus a little for a second relevant one, so a group ranks where its most
+    /// relevant tools do.
+    pub fn build_grouped<'a, G>(groups: impl IntoIterator<Item = G>) -> EmbeddedIndex
+    where
+        G: IntoIterator<Item = CandidateText<'a>>,
+    {
+        Self::build_grouped_with(groups, FieldWeights::default(), Calibration::default())
+    }
+
+    /// [`EmbeddedIndex::build_grouped`] with explicit weights and calibration (for tuning).
+    pub fn build_grouped_with<'a, G>(
+        groups: impl IntoIterator<Item = G>,
+        weights: FieldWeights,
+        calibration: Calibration,
+    ) -> EmbeddedIndex
+    where
+        G: IntoIterator<Item = CandidateText<'a>>,
+    {
+        let mut owner = Vec::new();
+        let mut texts = Vec::new();
+        let mut candidates = 0usize;
+        for (g, group) in groups.into_iter().enumerate() {
+            for text in group {
+                owner.push(g as u32);
+                texts.push(text);
+            }
+            candidates = g + 1;
+        }
+        let mut index = Self::build_with(texts, weights, calibration);
+        index.owner = owner;
+        index.candidates = candidates;
+        index
     }
 
     /// How many candidates the index holds.
     pub fn len(&self) -> usize {
-        self.docs.len()
+        self.candidates
     }
 
     /// Whether the index holds no candidate.
     pub fn is_empty(&self) -> bool {
-        self.docs.is_empty()
+        self.candidates == 0
     }
 
-    /// Every candidate's evidence for `prompt`, in candidate order.
+    /// Every document's evidence for `prompt`, in document order (one document a candidate,
+    /// unless the index was built grouped).
     pub fn evidence(&self, prompt: &str) -> Vec<Evidence> {
         let n = self.docs.len();
         let mut out = vec![Evidence::default(); n];
@@ -287,11 +339,99 @@ impl EmbeddedIndex {
     /// Every candidate's score in [0, 1] for `prompt`, in candidate order; 0 for a candidate that
     /// shares no term with it.
     pub fn scores(&self, prompt: &str) -> Vec<f64> {
-        self.evidence(prompt)
-            .iter()
-            .map(|e| self.calibrate(e))
+        let per_doc = self
+            .evidence(prompt)
+            .into_iter()
+            .map(|e| self.calibrate(&e));
+        if self.owner.is_empty() {
+            return per_doc.collect();
+        }
+        let mut best = vec![(0.0f64, 0.0f64); self.candidates];
+        for (doc, score) in per_doc.enumerate() {
+            let slot = &mut best[self.owner[doc] as usize];
+            if score > slot.0 {
+                slot.1 = slot.0;
+                slot.0 = score;
+            } else if score > slot.1 {
+                slot.1 = score;
+            }
+        }
+        best.into_iter()
+            .map(|(first, second)| 1.0 - (1.0 - first) * (1.0 - SECOND_MEMBER_WEIGHT * second))
             .collect()
     }
+}
+
+/// The embedded scorer's index over `candidates` formed from `tools`, with the shipped weights.
+///
+/// A tool candidate is read as a decision request carries it. A group candidate (`mcp` mode) is
+/// read as its own text (label and MCP namespace description) plus each member tool's bounded
+/// name and description, and scores what its best documents score. The member descriptions are
+/// read here, in process, and sent nowhere: a request to an outside model still carries only the
+/// member names (the spec's privacy list). No parameter schema, annotation, namespace
+/// instruction or path is read in either mode.
+pub fn index_for(tools: &[ToolInfo], candidates: &[Candidate]) -> EmbeddedIndex {
+    index_for_with(
+        tools,
+        candidates,
+        FieldWeights::default(),
+        Calibration::default(),
+    )
+}
+
+/// [`index_for`] with explicit weights and calibration (for tuning).
+pub fn index_for_with(
+    tools: &[ToolInfo],
+    candidates: &[Candidate],
+    weights: FieldWeights,
+    calibration: Calibration,
+) -> EmbeddedIndex {
+    let grouped = candidates
+        .iter()
+        .any(|c| matches!(c.key, CandidateKey::Group(_)));
+    if !grouped {
+        return EmbeddedIndex::build_with(
+            candidates.iter().map(|c| CandidateText {
+                names: &c.names,
+                label: &c.label,
+                description: &c.description,
+            }),
+            weights,
+            calibration,
+        );
+    }
+    // Owned bounded member texts first, then borrowed views of them.
+    let members: Vec<Vec<([String; 1], String)>> = candidates
+        .iter()
+        .map(|c| {
+            c.members
+                .iter()
+                .filter_map(|&i| tools.get(i))
+                .map(|t| {
+                    (
+                        [bounded(&t.name, MAX_REQUEST_NAME_CHARS)],
+                        bounded(&t.description, MAX_REQUEST_DESCRIPTION_CHARS),
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    EmbeddedIndex::build_grouped_with(
+        candidates.iter().zip(&members).map(|(c, members)| {
+            let own = CandidateText {
+                names: &[],
+                label: &c.label,
+                description: &c.description,
+            };
+            std::iter::once(own).chain(members.iter().map(|(name, description)| CandidateText {
+                names: name,
+                label: &c.label,
+                description,
+            }))
+        }),
+        weights,
+        calibration,
+    )
 }
 
 #[cfg(test)]
@@ -480,5 +620,100 @@ mod scorer_tests {
         let cancelled = Cancellation::default();
         cancelled.cancel();
         assert!(EmbeddedScorer.answer(&request, far, &cancelled).is_err());
+    }
+}
+
+#[cfg(test)]
+mod grouped_tests {
+    use super::*;
+    use crate::candidates::{candidates, Available};
+    use pcd_model::{parse_inventory, Allowlists, Classifier, Mode};
+
+    fn ext(name: &str, description: &str, package: &str) -> String {
+        format!(
+            r#"{{"name": "{name}", "description": "{description}",
+               "parameters": {{"type": "object", "properties": {{"weather": {{"type": "string"}}}}}},
+               "sourceInfo": {{"path": "/n/{package}/index.ts", "source": "npm:{package}@1.0.0",
+                               "scope": "user", "origin": "package"}}}}"#
+        )
+    }
+
+    fn scores(prompt: &str, tools: &[String]) -> (Vec<String>, Vec<f64>) {
+        let inventory = parse_inventory(&format!("[{}]", tools.join(","))).unwrap();
+        let set = candidates(
+            &inventory.tools,
+            &Classifier::default(),
+            Mode::Mcp,
+            &Allowlists::default(),
+            &Available::default(),
+        );
+        let keys = set.candidates.iter().map(|c| c.label.clone()).collect();
+        let index = index_for(&inventory.tools, &set.candidates);
+        assert_eq!(index.len(), set.candidates.len());
+        (keys, index.scores(prompt))
+    }
+
+    #[test]
+    fn a_group_ranks_by_its_members_descriptions_not_only_their_names() {
+        // Opaque member names: only the descriptions say what the groups do.
+        let (labels, s) = scores(
+            "what is the weather forecast for Oslo tomorrow",
+            &[
+                ext("wx_q1", "Get the weather forecast for a city.", "sky"),
+                ext("wx_q2", "Current air pressure at an airport.", "sky"),
+                ext("ml_s1", "Send an email message to a recipient.", "post"),
+                ext("ml_s2", "List the folders of a mailbox.", "post"),
+            ],
+        );
+        assert_eq!(labels, ["sky", "post"]);
+        assert!(s[0] > 0.5 && s[1] == 0.0, "{s:?}");
+    }
+
+    #[test]
+    fn a_group_scores_at_least_its_best_member_and_stays_in_unit_range() {
+        let tools = [
+            ext("forecast", "Get the weather forecast for a city.", "sky"),
+            ext("alerts", "Severe weather alerts for a region.", "sky"),
+            ext("inbox", "Send an email message to a recipient.", "post"),
+        ];
+        let prompt = "weather forecast and severe weather alerts for Bergen";
+        let (_, grouped) = scores(prompt, &tools);
+        let inventory = parse_inventory(&format!("[{}]", tools.join(","))).unwrap();
+        let per_tool = candidates(
+            &inventory.tools,
+            &Classifier::default(),
+            Mode::Tools,
+            &Allowlists::default(),
+            &Available::default(),
+        );
+        let single = index_for(&inventory.tools, &per_tool.candidates).scores(prompt);
+        assert!(
+            grouped.iter().all(|s| (0.0..=1.0).contains(s)),
+            "{grouped:?}"
+        );
+        // Scored over the same three documents plus the groups' own (empty) text, the group
+        // of the two weather tools is at least as sure as its best member and sure of more.
+        assert!(
+            grouped[0] >= single[0].max(single[1]),
+            "{grouped:?} {single:?}"
+        );
+        assert!(grouped[0] > grouped[1], "{grouped:?}");
+        assert!(scores("haiku about autumn", &tools)
+            .1
+            .iter()
+            .all(|&s| s == 0.0));
+    }
+
+    #[test]
+    fn the_schema_is_never_read_even_when_only_it_matches() {
+        // Every tool's schema has a property named `weather`; no description mentions it.
+        let (_, s) = scores(
+            "weather",
+            &[
+                ext("a", "Send an email.", "one"),
+                ext("b", "Book a table.", "two"),
+            ],
+        );
+        assert!(s.iter().all(|&s| s == 0.0), "{s:?}");
     }
 }

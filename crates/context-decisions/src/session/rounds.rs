@@ -3,21 +3,20 @@
 //! No I/O.
 
 use pcd_ledger::{Basis, Boundary, BranchState, FirstPromptRef, Round, Score};
-use pcd_model::{FailMode, Mode};
+use pcd_model::{FailMode, Mode, ToolInfo};
 use pcd_picker::candidates::{Candidate, CandidateKey, CandidateSet};
-use pcd_picker::embedded::{CandidateText, EmbeddedIndex};
+use pcd_picker::embedded;
 use pcd_picker::round::{
     self as picker_round, CommittedRound, NotCommitted, Outcome, RoundFailure,
 };
 
-/// Scores every candidate against `prompt` with the embedded scorer.
-pub(crate) fn embedded_scores(candidates: &[Candidate], prompt: &str) -> Vec<f64> {
-    let index = EmbeddedIndex::build(candidates.iter().map(|c| CandidateText {
-        names: &c.names,
-        label: &c.label,
-        description: &c.description,
-    }));
-    index.scores(prompt)
+/// Scores every candidate (formed from `tools`) against `prompt` with the embedded scorer.
+pub(crate) fn embedded_scores(
+    tools: &[ToolInfo],
+    candidates: &[Candidate],
+    prompt: &str,
+) -> Vec<f64> {
+    embedded::index_for(tools, candidates).scores(prompt)
 }
 
 /// Runs the picker's round over `set` with `scores` (one per candidate, `None` for an answer that
