@@ -22,6 +22,7 @@ use pcd_model::{
     Allowlists, AuditFinding, Classifier, DecisionProvider, GroupKey, Mode, Scope, Settings,
     ToolInfo, ToolKind,
 };
+use pcd_picker::cadence::{self, Step};
 use pcd_picker::candidates::{candidates, Available, CandidateKey, CandidateSet};
 /// How a decision model outside the Session failed one request.
 pub use pcd_picker::request::ModelError;
@@ -522,8 +523,11 @@ impl Session {
     /// Whether anything is scored: a decision model is selected, and the inventory has at least
     /// the minimum number of candidates.
     fn can_score(&self) -> bool {
-        self.settings.decision.has_model()
-            && self.total_candidates >= self.settings.decision.minimum_candidates as usize
+        cadence::may_score(
+            self.settings.decision.has_model(),
+            self.total_candidates,
+            self.settings.decision.minimum_candidates as usize,
+        )
     }
 
     fn next_round_id(&mut self) -> String {
@@ -700,11 +704,20 @@ impl Session {
     }
 
     fn decide_round(&mut self, kind: &BoundaryKind, effects: &mut Vec<Effect>) {
-        // Custom-message runs and reconciles score nothing (and need no candidates).
-        let picks = matches!(kind, BoundaryKind::Prompt { text: Some(_) })
-            || (matches!(kind, BoundaryKind::ToolRound)
-                && self.settings.tools.cadence == pcd_model::Cadence::ToolRound);
-        if !picks {
+        // Custom-message runs and reconciles pick nothing (and need no candidates).
+        let event = match kind {
+            BoundaryKind::Prompt { text: Some(text) } => cadence::Event::UserPrompt(text),
+            BoundaryKind::ToolRound => cadence::Event::ToolRoundCompleted,
+            BoundaryKind::Prompt { text: None } | BoundaryKind::Reconcile => return,
+        };
+        let cadence = self.settings.tools.cadence;
+        let Some(branch) = self.branch.as_ref() else {
+            return;
+        };
+        let first_pick_done = branch.first_prompt().is_some();
+        let first_prompt = self.first_prompt_text.clone();
+        let step = cadence::step(cadence, event, first_pick_done, first_prompt.as_deref());
+        if step == Step::Nothing {
             return;
         }
         let Some(mut set) = self.candidate_set() else {
@@ -712,26 +725,25 @@ impl Session {
         };
         let mode = self.settings.tools.mode;
         let decision = self.settings.decision.clone();
-        let cadence = self.settings.tools.cadence;
-        let branch = self.branch.as_ref().expect("checked by the caller");
-        let first_pick_done = branch.first_prompt().is_some();
+        let branch = self.branch.as_ref().expect("checked above");
         // What to score, against which text.
-        let (boundary, text) = match kind {
-            BoundaryKind::Prompt { text: Some(text) } => {
-                if cadence == pcd_model::Cadence::Initial && first_pick_done {
-                    // Late arrivals only, against the first prompt.
-                    set.candidates.retain(|c| !considered(branch, mode, &c.key));
-                    (Boundary::Prompt, self.first_prompt_text.clone())
-                } else if first_pick_done {
-                    (Boundary::Prompt, Some(bounded_text(text)))
-                } else {
-                    (Boundary::InitialPrompt, Some(bounded_text(text)))
-                }
+        let (boundary, text) = match step {
+            Step::Pick {
+                prompt,
+                first: true,
+            } => (Boundary::InitialPrompt, Some(bounded_text(prompt))),
+            Step::Pick {
+                prompt,
+                first: false,
+            } => (Boundary::Prompt, Some(bounded_text(prompt))),
+            Step::LateArrivals { first_prompt } => {
+                set.candidates.retain(|c| !considered(branch, mode, &c.key));
+                (Boundary::Prompt, first_prompt.map(str::to_owned))
             }
-            BoundaryKind::ToolRound if cadence == pcd_model::Cadence::ToolRound => {
+            Step::TopUp => {
                 let cap = rounds::cap(mode, decision.max_new_tools, decision.max_new_groups);
                 let id = self.next_round_id();
-                let branch = self.branch.as_ref().expect("checked by the caller");
+                let branch = self.branch.as_ref().expect("checked above");
                 if let Some(round) =
                     rounds::top_up_round(id, mode, branch, &set, decision.threshold, cap)
                 {
@@ -739,9 +751,7 @@ impl Session {
                 }
                 return;
             }
-            // Custom-message runs, other tool rounds and reconciles score nothing; tools nobody
-            // considered are scored lazily when called.
-            _ => return,
+            Step::Nothing => return,
         };
         if set.candidates.is_empty() {
             return;
@@ -1197,10 +1207,12 @@ impl Session {
     /// `initial` cadence), and records the result as a first-call round.
     /// Returns the job when the decision model answers outside the Session.
     fn lazy_score(&mut self, key: &CandidateKey, effects: &mut Vec<Effect>) -> Option<DecisionJob> {
-        let text = match self.settings.tools.cadence {
-            pcd_model::Cadence::Initial => self.first_prompt_text.clone(),
-            _ => self.task_text.clone(),
-        };
+        let text = cadence::lazy_prompt(
+            self.settings.tools.cadence,
+            self.first_prompt_text.as_deref(),
+            self.task_text.as_deref(),
+        )
+        .map(str::to_owned);
         let mut set = self.candidate_set()?;
         set.candidates.retain(|c| &c.key == key);
         if set.candidates.is_empty() {
