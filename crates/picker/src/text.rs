@@ -156,6 +156,11 @@ pub fn stem(word: &str) -> String {
     if w.len() > 3 && w.ends_with('e') {
         w.pop();
     }
+    // `reservation`/`reserve`, `information`/`inform`, `confirmation`/`confirm`: the `-ate` that
+    // `-ation` became goes when a long enough stem stays (`update` and `format` keep theirs).
+    if w.len() >= 7 && w.ends_with("at") {
+        w.truncate(w.len() - 2);
+    }
     if w.len() > 3 && w.ends_with('y') && !has_vowel(&w[w.len() - 2..w.len() - 1]) {
         w.pop();
         w.push('i');
@@ -222,6 +227,17 @@ mod tests {
         // No `-ly` rule: it would split "family" from "families".
         assert_eq!(stem("families"), stem("family"));
         assert_eq!(stem("directed"), stem("director"));
+        for (a, b) in [
+            ("reservation", "reserve"),
+            ("information", "inform"),
+            ("confirmation", "confirmed"),
+            ("recommendation", "recommend"),
+            ("calculation", "calculator"),
+            ("updated", "update"),
+        ] {
+            assert_eq!(stem(a), stem(b), "{a} {b}");
+        }
+        assert_ne!(stem("format"), stem("form"));
     }
 
     #[test]
