@@ -108,7 +108,7 @@ fn csi(params: &str, last: char) -> Option<Key> {
                 return None;
             }
             if ctrl {
-                return (c.to_ascii_lowercase() == 's').then_some(Key::Save);
+                return c.eq_ignore_ascii_case(&'s').then_some(Key::Save);
             }
             match code {
                 13 => Some(Key::Enter),
