@@ -38,6 +38,12 @@ type Session = {
 	answerHttp(requests: string[]): Promise<string>;
 	decisionTest(): string;
 	testDecided(job: number, answersJson: string): string;
+	status(): string;
+	tabOpen(toolsJson?: string, entriesJson?: string): void;
+	tabRender(width: number, rows?: number): string[];
+	tabInput(data: string): string;
+	tabRanked(job: number, answersJson: string): void;
+	tabClose(): void;
 };
 type CallResult = { block?: string; effects?: string; refresh: boolean; pending?: string };
 type Job = { type: "decide"; job: number; instructions: string; requests: string[] };
@@ -296,6 +302,72 @@ export default function piContextDecisions(pi: any) {
 		session = undefined;
 	});
 
+	// Where a command's text reaches the person: Pi's notification where there is a UI (the
+	// TUI, and RPC, which forwards it to the client); otherwise (print and JSON modes, where
+	// notify does nothing and stdout carries only the answer or the event stream) stderr.
+	const say = (ctx: any, text: string) => {
+		try {
+			if (ctx?.hasUI) {
+				ctx.ui.notify(text, "info");
+				return;
+			}
+		} catch {
+			// Fall through to stderr.
+		}
+		try {
+			process.stderr.write(`${text}\n`);
+		} catch {
+			// Nowhere to show it.
+		}
+	};
+
+	// The Tools tab: a Pi custom component that forwards raw input to the addon and draws the
+	// lines it returns. The addon writes the settings files and tells the session; a ranking job
+	// is answered here with the decision model (no working row: nothing is streaming).
+	const openTab = async (ctx: any) => {
+		const current = session!;
+		current.tabOpen(readTools(), readBranch(ctx));
+		for (const w of current.takeWarnings()) notify(ctx, w);
+		await ctx.ui.custom((tui: any, _theme: any, _keybindings: any, done: (result: undefined) => void) => {
+			let closed = false;
+			const finish = () => {
+				if (closed) return;
+				closed = true;
+				current.tabClose();
+				done(undefined);
+			};
+			const rank = async (job: Job) => {
+				let answers: object[];
+				try {
+					answers = await answer(job, ctx);
+				} catch {
+					answers = job.requests.map(() => ({ error: "unavailable" }));
+				}
+				if (closed) return;
+				current.tabRanked(job.job, JSON.stringify(answers));
+				tui?.requestRender?.();
+			};
+			return {
+				render: (width: number): string[] => current.tabRender(width, tui?.terminal?.rows),
+				handleInput: (data: string) => {
+					try {
+						const step = JSON.parse(current.tabInput(data));
+						for (const w of current.takeWarnings()) notify(ctx, w);
+						if (step.job) void rank(step.job as Job);
+						if (step.close) finish();
+					} catch {
+						finish();
+					}
+				},
+				invalidate: () => {},
+				dispose: () => {
+					if (!closed) current.tabClose();
+					closed = true;
+				},
+			};
+		});
+	};
+
 	if (addon) {
 		pi.registerCommand("decisions", {
 			description: addon.commandDescription(),
@@ -304,7 +376,15 @@ export default function piContextDecisions(pi: any) {
 				const words = (args ?? "").trim().split(/\s+/).filter((w) => w.length > 0);
 				const [what, sub] = words;
 				let text: string;
-				if ((what === "tools" || what === "mcp") && sub === "list" && words.length === 2) {
+				if (words.length === 0) {
+					// The Tools tab where Pi has an interactive terminal; elsewhere the same settings
+					// and lists as text.
+					if (ctx?.mode === "tui" && typeof ctx?.ui?.custom === "function") {
+						await openTab(ctx);
+						return;
+					}
+					text = session.status();
+				} else if ((what === "tools" || what === "mcp") && sub === "list" && words.length === 2) {
 					text = session.list(what, readTools());
 				} else if (what === "test" && words.length === 1) {
 					// Idle-time call: no working row; the result is reported when it returns.
@@ -319,11 +399,8 @@ export default function piContextDecisions(pi: any) {
 				} else {
 					text = session.usage(what === "tools" || what === "mcp" ? what : "");
 				}
-				try {
-					ctx.ui.notify(text, "info");
-				} catch {
-					// Without a UI there is nowhere to show it.
-				}
+				for (const w of session.takeWarnings()) notify(ctx, w);
+				say(ctx, text);
 			},
 		});
 	}

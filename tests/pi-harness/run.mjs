@@ -156,6 +156,7 @@ const report = {
 	extensionErrors: [],
 	loadErrors: [],
 	loadedExtensions: [],
+	notifications: [],
 };
 globalThis.__piHarness = { events: report.events };
 let currentStep = -1;
@@ -310,6 +311,81 @@ const createRuntime = async ({ cwd: runtimeCwd, agentDir: runtimeAgentDir, sessi
 	return { ...created, services, diagnostics: services.diagnostics };
 };
 
+// A UI context for `"ui": "tui"` scenarios: notifications are recorded, and a custom component
+// (`ctx.ui.custom`) is driven by the current `command` step's `keys` (raw terminal input, or
+// `{"wait": ms}`), recording what it renders after each. Everything else does nothing.
+let currentCommand;
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+const scriptedUI = {
+	select: async () => undefined,
+	confirm: async () => false,
+	input: async () => undefined,
+	editor: async () => undefined,
+	notify: (message, type) => report.notifications.push({ step: currentStep, type: type ?? null, message: String(message) }),
+	onTerminalInput: () => () => {},
+	setStatus: () => {},
+	setWorkingMessage: () => {},
+	setWorkingVisible: () => {},
+	setWorkingIndicator: () => {},
+	setHiddenThinkingLabel: () => {},
+	setWidget: () => {},
+	setFooter: () => {},
+	setHeader: () => {},
+	setTitle: () => {},
+	pasteToEditor: () => {},
+	setEditorText: () => {},
+	getEditorText: () => "",
+	addAutocompleteProvider: () => {},
+	setEditorComponent: () => {},
+	getEditorComponent: () => undefined,
+	theme: {},
+	getAllThemes: () => [],
+	getTheme: () => undefined,
+	setTheme: () => ({ success: false }),
+	getToolsExpanded: () => false,
+	setToolsExpanded: () => {},
+	custom: (factory) =>
+		new Promise((resolveCustom, rejectCustom) => {
+			const outcome = currentCommand;
+			const width = outcome?.width ?? 80;
+			const screens = [];
+			let closed = false;
+			let renders = 0;
+			const tui = { requestRender: () => renders++, terminal: { rows: outcome?.rows ?? 40, columns: width } };
+			const done = (result) => {
+				closed = true;
+				resolveCustom(result);
+			};
+			(async () => {
+				const component = await factory(tui, {}, {}, done);
+				for (const method of ["render", "handleInput", "invalidate"]) {
+					if (typeof component?.[method] !== "function") throw new Error(`the component has no ${method}()`);
+				}
+				const draw = (key) => screens.push({ key, lines: closed ? null : [...component.render(width)] });
+				draw(null);
+				for (const key of outcome?.keys ?? []) {
+					if (closed) break;
+					if (typeof key === "object" && key !== null) {
+						await sleep(Number(key.wait ?? 0));
+						draw(key);
+						continue;
+					}
+					component.handleInput(key);
+					draw(key);
+				}
+				if (outcome) {
+					outcome.screens = screens;
+					outcome.requestedRenders = renders;
+					outcome.closedByComponent = closed;
+				}
+				if (!closed) {
+					component.dispose?.();
+					resolveCustom(undefined);
+				}
+			})().catch(rejectCustom);
+		}),
+};
+
 let unsubscribe;
 const pendingStarts = new Map();
 // Extensions that failed to load (syntax errors, a throwing factory) do not stop Pi; they are
@@ -343,7 +419,9 @@ async function bind(session) {
 		}
 	});
 	// Non-empty bindings, as the CLI's modes pass: with `{}` Pi skips `session_start` on reload.
+	// With `"ui": "tui"` the scripted UI context below stands in for Pi's interactive mode.
 	await session.bindExtensions({
+		...(scenario.ui === "tui" ? { uiContext: scriptedUI, mode: "tui" } : {}),
 		onError: (error) => {
 			report.extensionErrors.push({
 				step: currentStep,
@@ -404,7 +482,7 @@ const steps = scenario.steps ?? [];
 for (let i = 0; i < steps.length; i++) {
 	currentStep = i;
 	const step = steps[i];
-	const outcome = { step: i, action: Object.keys(step).find((k) => ["prompt", "tree", "fork", "resume", "reload", "newSession", "wait"].includes(k)) };
+	const outcome = { step: i, action: Object.keys(step).find((k) => ["prompt", "command", "tree", "fork", "resume", "reload", "newSession", "wait"].includes(k)) };
 	noteSessionFile();
 	try {
 		if (step.prompt !== undefined) {
@@ -424,6 +502,26 @@ for (let i = 0; i < steps.length; i++) {
 			const pending = faux.getPendingResponseCount();
 			outcome.unusedResponses = Math.max(0, pending - SPARE_RESPONSES);
 			outcome.unscriptedRequests = Math.max(0, SPARE_RESPONSES - pending);
+		} else if (step.command !== undefined) {
+			// An extension command while idle (`/decisions …`). What it writes to stderr (where
+			// print and JSON modes show a command's text) is recorded, not shown.
+			currentCommand = Object.assign(outcome, { keys: step.keys ?? [], width: step.width ?? 80, rows: step.rows ?? 40 });
+			const chunks = [];
+			const write = process.stderr.write;
+			process.stderr.write = (chunk, ...rest) => {
+				chunks.push(String(chunk));
+				const callback = rest.find((r) => typeof r === "function");
+				if (callback) callback();
+				return true;
+			};
+			try {
+				await runtime.session.prompt(step.command);
+			} finally {
+				process.stderr.write = write;
+				currentCommand = undefined;
+			}
+			outcome.stderr = chunks.join("");
+			delete outcome.keys;
 		} else if (step.tree !== undefined) {
 			const target = findEntry(step.tree);
 			const result = await runtime.session.navigateTree(target, { summarize: false });

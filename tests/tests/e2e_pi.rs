@@ -399,3 +399,148 @@ fn a_fork_enforces_exactly_what_its_session_file_replays_to() {
         }
     }
 }
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The screens a `command` step's custom component drew: (the key pressed, the lines).
+fn screens(report: &Value, step: usize) -> Vec<(Value, Option<Vec<String>>)> {
+    report["steps"][step]["screens"]
+        .as_array()
+        .expect("the command opened a custom component")
+        .iter()
+        .map(|s| {
+            let lines = s["lines"].as_array().map(|l| {
+                l.iter()
+                    .map(|x| x.as_str().unwrap().to_owned())
+                    .collect::<Vec<_>>()
+            });
+            (s["key"].clone(), lines)
+        })
+        .collect()
+}
+
+/// `/decisions` in Pi's interactive mode (the harness binds a scripted UI context in `tui` mode
+/// and drives the extension's `ctx.ui.custom` component with raw terminal input): the Tools
+/// tab's editors are ranked against the latest prompt, a save writes exactly the expected
+/// settings files, and the next prompt uses the new pin.
+#[test]
+fn the_tools_tab_edits_the_settings_files_and_the_next_prompt_uses_them() {
+    for version in VERSIONS {
+        let report = run("tools-tab.json", version);
+        // Before the pin, the weather prompt withholds the chart tool.
+        for tools in requests(&report, 0) {
+            assert!(
+                !tools.contains(&"bar_chart".to_owned()),
+                "{version}: {tools:?}"
+            );
+        }
+        let shown = screens(&report, 1);
+        let first = shown[0].1.as_ref().unwrap();
+        assert_eq!(first[0], "Decisions · Tools", "{version}");
+        assert_eq!(first[1], "> Tool filtering: On", "{version}");
+        let editor = shown[4].1.as_ref().unwrap();
+        assert_eq!(editor[0], "Always allowed tools · Global", "{version}");
+        assert!(
+            editor.iter().any(|l| l.contains("gone_tool  (not loaded)")),
+            "{version}: {editor:#?}"
+        );
+        // Expanded: the toolbox's tools ranked by the embedded scorer against the weather
+        // prompt (alphabetically, bar_chart would be first).
+        let expanded = shown[6].1.as_ref().unwrap();
+        let members: Vec<&String> = expanded
+            .iter()
+            .filter(|l| l.starts_with("      [ ] "))
+            .collect();
+        assert_eq!(members.len(), 12, "{version}: {expanded:#?}");
+        assert_eq!(members[0], "      [ ] forecast_weather", "{version}");
+        // The save closed the editor and the tab shows two global entries.
+        let saved = shown[18].1.as_ref().unwrap();
+        assert_eq!(shown[18].0, "\u{1b}[115;5u");
+        assert!(
+            saved.contains(&"> Always allowed tools (global): 2 entries".to_owned()),
+            "{version}: {saved:#?}"
+        );
+        assert!(report["steps"][1]["closedByComponent"] == true, "{version}");
+        assert!(
+            shown.last().unwrap().1.is_none(),
+            "{version}: closed by Esc"
+        );
+        // Exactly what the files say now: the pin added, the name not loaded kept, the cadence
+        // changed, every other key untouched; the project file (edited, then cancelled) as it was.
+        let root = Path::new(report["root"].as_str().unwrap());
+        assert_eq!(
+            read_json(&root.join("agent/pi-context-decisions/settings.json")),
+            serde_json::json!({
+                "tools": {
+                    "enabled": true,
+                    "mode": "tools",
+                    "cadence": "tool-round",
+                    "alwaysAllowedTools": ["gone_tool", "bar_chart"]
+                },
+                "decision": {"provider": "embedded"},
+                "keepMe": {"x": 1}
+            }),
+            "{version}"
+        );
+        assert_eq!(
+            read_json(&root.join("project/.pi/pi-context-decisions.json")),
+            serde_json::json!({
+                "alwaysAllowed": ["some-skill"],
+                "alwaysAllowedTools": ["gone_project_tool"]
+            }),
+            "{version}"
+        );
+        // The next prompt declares the pinned tool (not the unrelated one) and runs it.
+        for tools in requests(&report, 2) {
+            assert!(
+                tools.contains(&"bar_chart".to_owned()),
+                "{version}: {tools:?}"
+            );
+            assert!(
+                !tools.contains(&"web_fetch".to_owned()),
+                "{version}: {tools:?}"
+            );
+        }
+        assert_eq!(
+            calls(&report, 2, "bar_chart"),
+            vec![(false, "bar_chart ran".to_owned())],
+            "{version}"
+        );
+        assert!(calls(&report, 2, "web_fetch")[0].0, "{version}");
+        assert!(replay(&report).is_tool_available("bar_chart"), "{version}");
+    }
+}
+
+/// `/decisions` where Pi has no UI (print and JSON modes): the settings and the four
+/// allowlists are printed on stderr, with where to change them; nothing is written.
+#[test]
+fn without_a_terminal_decisions_prints_the_settings_and_the_lists() {
+    for version in VERSIONS {
+        let report = run("tools-tab-print.json", version);
+        let text = report["steps"][0]["stderr"].as_str().unwrap();
+        for line in [
+            "Tool filtering: On · Decide: Each tool · When: Once, at the first prompt · Decision model: the embedded scorer",
+            "Always allowed tools (global): `gone_tool`",
+            "MCP servers & extensions (global): `ext__toolbox`",
+            "Always allowed tools (project): `db_query`",
+            "MCP servers & extensions (project): none",
+        ] {
+            assert!(text.contains(line), "{version}: {line} in {text}");
+        }
+        assert!(
+            text.contains("`.pi/pi-context-decisions.json`"),
+            "{version}"
+        );
+        assert!(report["steps"][0]["screens"].is_null(), "{version}");
+        let list = report["steps"][1]["stderr"].as_str().unwrap();
+        assert!(list.contains("ext__toolbox"), "{version}: {list}");
+        let root = Path::new(report["root"].as_str().unwrap());
+        assert_eq!(
+            read_json(&root.join("project/.pi/pi-context-decisions.json")),
+            serde_json::json!({"alwaysAllowedTools": ["db_query"]}),
+            "{version}"
+        );
+    }
+}

@@ -216,3 +216,169 @@ fn a_decision_endpoint_that_never_answers_adds_nothing() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The Tools tab through the addon in Node, as the extension's `ctx.ui.custom` component drives
+/// it: raw terminal input in, lines out; a save writes exactly the expected JSON (names only,
+/// names not loaded kept, unknown keys kept) and the session uses the new lists at once; a
+/// ranking for a model outside the session shows `ranking…` until `tabRanked`.
+#[test]
+fn the_tools_tab_renders_takes_keys_and_saves_exactly_the_files() {
+    let dir = std::env::temp_dir().join(format!("pcd-addon-tab-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let agent = dir.join("agent");
+    let cwd = dir.join("cwd");
+    std::fs::create_dir_all(agent.join("pi-context-decisions")).unwrap();
+    std::fs::create_dir_all(cwd.join(".pi")).unwrap();
+    let settings_path = agent.join("pi-context-decisions/settings.json");
+    let project_path = cwd.join(".pi/pi-context-decisions.json");
+    std::fs::write(
+        &settings_path,
+        serde_json::json!({
+            "tools": {"enabled": true, "alwaysAllowedTools": ["gone_tool"], "alwaysAllowedMcpServers": ["dev-radius"]},
+            "decision": {"provider": "pi", "model": "faux/model"},
+            "other": [1, 2]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        &project_path,
+        r#"{"alwaysAllowed": ["skill"], "alwaysAllowedTools": ["gone_project_tool", "has space"]}"#,
+    )
+    .unwrap();
+    let entries = serde_json::json!([
+        {"type": "message", "id": "a1", "parentId": null, "message": {"role": "user", "content": "Query the development database schema"}}
+    ])
+    .to_string();
+    let script = format!(
+        r#"const a = require({addon:?});
+           const fs = require('fs');
+           const tools = fs.readFileSync({example:?}, 'utf8');
+           const s = a.PiSession.start(JSON.stringify({{reason: 'startup', nonce: 'n', agentDirEnv: {agent:?}, home: {dir:?}, cwd: {cwd:?}, trusted: false}}), {entries:?});
+           s.boundary(JSON.stringify({{type: 'reconcile'}}), tools, []);
+           const out = {{ screens: [], steps: [] }};
+           const key = (data) => {{ const step = JSON.parse(s.tabInput(data)); out.steps.push(step); out.screens.push(s.tabRender(100, 46)); return step; }};
+           s.tabOpen(tools, {entries:?});
+           out.screens.push(s.tabRender(100, 46));
+           // The project tools editor: a ranking job for Pi's model.
+           for (const k of ['\x1b[B', '\x1b[B', '\x1b[B', '\x1b[B', '\x1b[B']) key(k);
+           const opened = key('\r');
+           out.job = opened.job;
+           // Answer it: the db_schema tool first.
+           const answers = opened.job.requests.map(body => {{
+             const doc = JSON.parse(body);
+             return {{ text: JSON.stringify({{ scores: doc.candidates.map(c => ({{ id: c.id, score: c.name === 'db_schema' ? 0.9 : 0.2 }})) }}) }};
+           }});
+           s.tabRanked(opened.job.job, JSON.stringify(answers));
+           out.ranked = s.tabRender(100, 46);
+           // Expand the first group (pi-db), pick db_schema (ranked first), save.
+           key('\x1b[B'); key('\r'); key('\x1b[B'); key(' '); key('\x13');
+           out.projectAfterSave = fs.readFileSync({project:?}, 'utf8');
+           // The global groups editor: clear the dev-radius pin, pin docs; save (kitty Ctrl+S).
+           key('\x1b[A'); key('\r');
+           out.groupsEditor = s.tabRender(100, 46);
+           key(' '); key('\x1b[B'); key(' ');
+           key('\x1b[115;5u');
+           out.globalAfterSave = fs.readFileSync({settings:?}, 'utf8');
+           out.list = s.list('mcp');
+           out.close = key('\x1b');
+           out.afterClose = s.tabRender(100, 46);
+           out.warnings = s.takeWarnings();
+           process.stdout.write(JSON.stringify(out));"#,
+        addon = addon(),
+        example = repo().join("examples/inventory.json"),
+        agent = agent,
+        dir = dir,
+        cwd = cwd,
+        entries = entries,
+        project = project_path,
+        settings = settings_path,
+    );
+    let out = Command::new(install("node"))
+        .arg("-e")
+        .arg(script)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let lines = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let first = lines(&got["screens"][0]);
+    assert_eq!(first[0], "Decisions · Tools");
+    assert!(first.iter().all(|l| l.chars().count() <= 100));
+    // Opening the project tools editor asked for a ranking and shows `ranking…`.
+    let job = &got["job"];
+    assert_eq!(job["type"], "decide");
+    let requests = job["requests"].as_array().unwrap();
+    let body = requests[0].as_str().unwrap();
+    assert!(body.contains("Query the development database schema"));
+    assert!(body.contains("db_schema") && body.contains("todo_add"));
+    assert!(
+        !body.contains("web_fetch"),
+        "only this editor's (project) tools: {body}"
+    );
+    let opened = lines(&got["screens"][6]);
+    assert_eq!(opened[0], "Always allowed tools · Project");
+    assert!(opened[1].starts_with("ranking…"), "{opened:#?}");
+    assert!(opened
+        .iter()
+        .any(|l| l.contains("gone_project_tool  (not loaded)")));
+    let ranked = lines(&got["ranked"]);
+    assert!(!ranked[1].contains("ranking…"));
+    // The project file: db_schema added, the name not loaded kept, the invalid entry (never
+    // read) and the older readers' list kept.
+    let project: serde_json::Value =
+        serde_json::from_str(got["projectAfterSave"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        project,
+        serde_json::json!({
+            "alwaysAllowed": ["skill"],
+            "alwaysAllowedTools": ["gone_project_tool", "has space", "db_schema"]
+        })
+    );
+    let groups_editor = lines(&got["groupsEditor"]);
+    assert_eq!(groups_editor[0], "MCP servers & extensions · Global");
+    // The global file: the dev-radius pin removed (whatever its spelling), docs pinned by key,
+    // the tool list and the other keys untouched.
+    let global: serde_json::Value =
+        serde_json::from_str(got["globalAfterSave"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        global,
+        serde_json::json!({
+            "tools": {"enabled": true, "alwaysAllowedTools": ["gone_tool"], "alwaysAllowedMcpServers": ["mcp__docs"]},
+            "decision": {"provider": "pi", "model": "faux/model"},
+            "other": [1, 2]
+        }),
+        "{groups_editor:#?}"
+    );
+    // The session uses the new lists at once.
+    let list = got["list"].as_str().unwrap();
+    let docs = list.lines().find(|l| l.starts_with("mcp__docs")).unwrap();
+    assert!(
+        docs.contains("global MCP servers & extensions list"),
+        "{list}"
+    );
+    let radius = list
+        .lines()
+        .find(|l| l.starts_with("mcp__dev_radius"))
+        .unwrap();
+    assert!(!radius.contains("list"), "{list}");
+    assert_eq!(got["close"]["close"], true);
+    assert!(got["afterClose"].as_array().unwrap().is_empty());
+    // The one unreadable entry is reported (each time the files are read), never echoed.
+    for warning in got["warnings"].as_array().unwrap() {
+        let warning = warning.as_str().unwrap();
+        assert!(warning.contains("entry 2 of the project"), "{warning}");
+        assert!(!warning.contains("has space"), "{warning}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

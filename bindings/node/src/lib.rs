@@ -17,6 +17,7 @@ use context_decisions::session::{
     effects_json, Answer, BoundaryEvent, BoundaryKind, BranchRead, Effect, InventoryRead,
     ModelError, Session, StartEvent, StartReason, ToolCallEvent,
 };
+use context_decisions::tools_tab::ToolsDialog;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use pcd_config_reader::PiVersion;
@@ -106,6 +107,7 @@ pub struct PiSession {
     agent_dir: PathBuf,
     cwd: PathBuf,
     warnings: Vec<String>,
+    tab: Option<ToolsDialog>,
 }
 
 fn call_event(tool: String, server_kind: u32, server: Option<String>) -> ToolCallEvent {
@@ -274,6 +276,7 @@ impl PiSession {
             agent_dir,
             cwd,
             warnings,
+            tab: None,
         })
     }
 
@@ -449,5 +452,98 @@ impl PiSession {
             "mcp" => pcd_ui_text::list_command_usage(pcd_ui_text::ListCommand::Mcp),
             _ => pcd_ui_text::decisions_usage(),
         }
+    }
+}
+
+/// The lines the Tools tab draws when the terminal's height is unknown.
+const DEFAULT_TAB_ROWS: u32 = 24;
+
+#[napi]
+impl PiSession {
+    /// `/decisions` without a terminal: the Tools tab's settings and allowlists as text, and
+    /// where to change them. Reads the files again first (and tells the session).
+    #[napi]
+    pub fn status(&mut self) -> String {
+        self.settings_changed();
+        let settings = self.inner.settings();
+        pcd_ui_text::decisions_status(
+            &settings.tools,
+            &settings.decision,
+            &self.inner.allowlists().project,
+        )
+    }
+
+    /// Opens the `/decisions` Tools tab: reads the files again (and tells the session), reads
+    /// `getAllTools()` (JSON text) into the snapshot when given, and keeps the branch's latest
+    /// user prompt (`getBranch()` as JSON text) for the editors' relevance ranking.
+    #[napi]
+    pub fn tab_open(&mut self, tools_json: Option<String>, entries_json: Option<String>) {
+        if tools_json.is_some() {
+            self.inner.refresh_inventory(inventory(tools_json));
+        }
+        let entries = match branch(entries_json) {
+            BranchRead::Entries(entries) => Some(entries),
+            BranchRead::Unreadable => None,
+        };
+        self.tab = Some(ToolsDialog::open(
+            &mut self.inner,
+            &self.agent_dir,
+            &self.cwd,
+            entries.as_deref(),
+            &mut self.warnings,
+        ));
+    }
+
+    /// The open Tools tab's lines for a terminal `width` columns wide and `rows` high (the tab
+    /// uses all but a few rows, at least 8); empty when no tab is open.
+    #[napi]
+    pub fn tab_render(&self, width: u32, rows: Option<u32>) -> Vec<String> {
+        let Some(tab) = &self.tab else {
+            return Vec::new();
+        };
+        let height = rows
+            .unwrap_or(DEFAULT_TAB_ROWS)
+            .saturating_sub(6)
+            .clamp(8, 40);
+        tab.render(width.max(1) as usize, height as usize)
+    }
+
+    /// Raw terminal input for the open Tools tab. Returns JSON text: `{"close": bool, "job":
+    /// decide effect | null}`; a job is a ranking to answer with the decision model (no working
+    /// row), whose answers go to `tabRanked`. Settings and allowlists are written here, and the
+    /// session re-reads them.
+    #[napi]
+    pub fn tab_input(&mut self, data: String) -> String {
+        let Some(tab) = &mut self.tab else {
+            return serde_json::json!({"close": true, "job": null}).to_string();
+        };
+        let step = tab.input(&mut self.inner, &data, &mut self.warnings);
+        if step.close {
+            self.tab = None;
+        }
+        serde_json::json!({
+            "close": step.close,
+            "job": step.job.map(|job| Effect::Decide(job).to_json()),
+        })
+        .to_string()
+    }
+
+    /// The answers to a ranking job (`[{"text": …} | {"error": …}]`): orders the editor it was
+    /// started for, if it is still open.
+    #[napi]
+    pub fn tab_ranked(&mut self, job: u32, answers_json: String) {
+        let answers = answers(&answers_json);
+        match &mut self.tab {
+            Some(tab) => tab.ranked(&mut self.inner, u64::from(job), answers),
+            None => {
+                self.inner.ranking_decided(u64::from(job), answers);
+            }
+        }
+    }
+
+    /// Closes the Tools tab (Pi closed it, or the session ends); nothing unsaved is written.
+    #[napi]
+    pub fn tab_close(&mut self) {
+        self.tab = None;
     }
 }

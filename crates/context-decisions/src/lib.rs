@@ -25,4 +25,5 @@ pub mod mcp_origins;
 pub mod pick;
 pub mod session;
 pub mod simulate;
+pub mod tools_tab;
 pub mod views;

@@ -24,7 +24,7 @@ pub struct LoadedFiles {
     pub warnings: Vec<String>,
 }
 
-fn problem(error: &StoreError) -> FileProblem {
+pub(crate) fn problem(error: &StoreError) -> FileProblem {
     match error {
         StoreError::NotJson { .. } => FileProblem::NotJson,
         StoreError::TooLarge { .. } => FileProblem::TooLarge {

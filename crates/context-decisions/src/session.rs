@@ -158,6 +158,17 @@ pub struct DecisionJob {
     pub requests: Vec<String>,
 }
 
+/// What an idle-time relevance ranking ([`Session::ranking`]) gives.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ranking {
+    /// Scores at once (the embedded scorer), one per candidate that could be formed.
+    Scores(Vec<(CandidateKey, f64)>),
+    /// A job for a model outside the Session; its answers go to [`Session::ranking_decided`].
+    Job(DecisionJob),
+    /// No decision model is selected, or there is no prompt to rank against: keep the order.
+    Unavailable,
+}
+
 /// What became of one request of a [`DecisionJob`].
 pub type Answer = Result<String, ModelError>;
 
@@ -217,6 +228,7 @@ pub struct Session {
     rounds_made: u64,
     jobs: HashMap<u64, PendingJob>,
     tests: HashMap<u64, Vec<DecisionRequest>>,
+    rankings: HashMap<u64, (Vec<DecisionRequest>, Vec<CandidateKey>)>,
     lazy_jobs: HashMap<String, u64>,
     next_job: u64,
     /// How many candidates the inventory has in the current mode, whatever is available: with
@@ -270,7 +282,7 @@ fn bounded_text(text: &str) -> String {
 }
 
 /// The text of a user message entry (`content` as a string or as text parts).
-fn user_text(entry: &Value) -> Option<String> {
+pub(crate) fn user_text(entry: &Value) -> Option<String> {
     let message = entry.get("message")?;
     if message.get("role").and_then(Value::as_str) != Some("user") {
         return None;
@@ -333,6 +345,7 @@ impl Session {
             rounds_made: 0,
             jobs: HashMap::new(),
             tests: HashMap::new(),
+            rankings: HashMap::new(),
             lazy_jobs: HashMap::new(),
             next_job: 0,
             total_candidates: 0,
@@ -982,6 +995,91 @@ impl Session {
             },
         };
         pcd_ui_text::decision_test(result)
+    }
+
+    /// The latest user text a boundary saw in this session (a prompt, or steering or follow-up
+    /// text), bounded; `None` before the first.
+    pub fn latest_task_text(&self) -> Option<&str> {
+        self.task_text.as_deref()
+    }
+
+    /// An idle-time relevance ranking for the allowlist editors: scores `tools` (as in `tools`
+    /// mode) and `groups` (as in `mcp` mode) of the inventory against `text` with the selected
+    /// decision model, so the editor can show the most relevant first. It is a view only:
+    /// nothing is recorded, made available or superseded, and no round's policy changes. Names
+    /// that are not in the inventory (or are internal) are skipped.
+    pub fn ranking(&mut self, text: &str, tools: &[String], groups: &[GroupKey]) -> Ranking {
+        let provider = self.settings.decision.provider;
+        let (Some(inventory), false) = (&self.inventory, provider == DecisionProvider::None) else {
+            return Ranking::Unavailable;
+        };
+        if text.trim().is_empty() {
+            return Ranking::Unavailable;
+        }
+        let text = bounded_text(text);
+        let wanted_tools: HashSet<&str> = tools.iter().map(String::as_str).collect();
+        let wanted_groups: HashSet<&GroupKey> = groups.iter().collect();
+        let none = (Allowlists::default(), Available::default());
+        let mut set: Vec<pcd_picker::candidates::Candidate> = Vec::new();
+        if !wanted_tools.is_empty() {
+            set.extend(
+                candidates(inventory, &self.classifier, Mode::Tools, &none.0, &none.1)
+                    .candidates
+                    .into_iter()
+                    .filter(|c| wanted_tools.contains(c.key.as_str())),
+            );
+        }
+        if !wanted_groups.is_empty() {
+            set.extend(
+                candidates(inventory, &self.classifier, Mode::Mcp, &none.0, &none.1)
+                    .candidates
+                    .into_iter()
+                    .filter(
+                        |c| matches!(&c.key, CandidateKey::Group(k) if wanted_groups.contains(k)),
+                    ),
+            );
+        }
+        if set.is_empty() {
+            return Ranking::Scores(Vec::new());
+        }
+        if provider == DecisionProvider::Embedded {
+            let scores = rounds::embedded_scores(&set, &text);
+            return Ranking::Scores(set.into_iter().map(|c| c.key).zip(scores).collect());
+        }
+        let requests = build_requests(&text, &set, self.settings.decision.batch_size as usize);
+        self.next_job += 1;
+        let job = DecisionJob {
+            id: self.next_job,
+            instructions: INSTRUCTIONS,
+            requests: requests.iter().map(|r| r.body.clone()).collect(),
+        };
+        self.rankings
+            .insert(job.id, (requests, set.into_iter().map(|c| c.key).collect()));
+        Ranking::Job(job)
+    }
+
+    /// The answers to a ranking job: the scores (only valid ones, in `[0, 1]`), or `None` when
+    /// the job is unknown or any request failed (the editor keeps its order).
+    pub fn ranking_decided(
+        &mut self,
+        job: u64,
+        answers: Vec<Answer>,
+    ) -> Option<Vec<(CandidateKey, f64)>> {
+        let (requests, keys) = self.rankings.remove(&job)?;
+        if answers.len() != requests.len() {
+            return None;
+        }
+        let mut out = Vec::new();
+        for (request, answer) in requests.iter().zip(answers) {
+            let text = answer.ok()?;
+            if let Ok(valid) = parse_answer(request, &text) {
+                out.extend(valid.into_iter().filter_map(|(i, score)| {
+                    let ok = score.is_finite() && (0.0..=1.0).contains(&score);
+                    Some((keys.get(i)?.clone(), score)).filter(|_| ok)
+                }));
+            }
+        }
+        Some(out)
     }
 
     /// Jobs handed out and not answered yet.

@@ -1,4 +1,9 @@
-//! The usage text of the `/decisions tools` and `/decisions mcp` commands: each takes only `list`.
+//! The texts of the `/decisions` command: its usage, `tools`/`mcp` (each takes only `list`), the
+//! status it prints where Pi has no interactive terminal, and `/decisions test`.
+
+use crate::settings_tab::{cadence_text, mode_text, tools_tab};
+use crate::words::{code, thousands};
+use pcd_model::{bound_label, DecisionProvider, DecisionSettings, ScopedAllowlist, ToolsSettings};
 
 /// Which command was given an argument it does not take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -26,7 +31,7 @@ pub fn list_command_usage(command: ListCommand) -> String {
 
 /// The `/decisions` command's one-line description in Pi's command list.
 pub const DECISIONS_COMMAND_DESCRIPTION: &str =
-    "Tool and MCP filtering: list what is available and why (tools list, mcp list), test the decision model (test)";
+    "Tool and MCP filtering: the Tools tab (no argument), list what is available and why (tools list, mcp list), test the decision model (test)";
 
 /// The reason a call is blocked when checking it failed inside the extension itself (an
 /// unexpected error): it fails closed.
@@ -36,16 +41,95 @@ pub fn check_failed_reason() -> String {
         .to_owned()
 }
 
-/// The reply to `/decisions` with no argument or an unknown one, in this build (which has no
-/// Tools tab yet): what the command takes, and where the switch and the pins live.
+/// Where the switch, the mode, the cadence and the pins are written by hand: said without a
+/// path of this machine (the files' places are the same everywhere).
+const SETTINGS_FILES: &str = "The switch, the mode, the cadence and the global pins are \
+     `tools.enabled`, `tools.mode`, `tools.cadence`, `tools.alwaysAllowedTools` and \
+     `tools.alwaysAllowedMcpServers` in `pi-context-decisions/settings.json` in Pi's agent folder \
+     (`~/.pi/agent`, or the folder `PI_CODING_AGENT_DIR` names); the project pins are \
+     `alwaysAllowedTools` and `alwaysAllowedMcpServers` in `.pi/pi-context-decisions.json` in the \
+     project. Both files are read again at the next boundary (the next prompt).";
+
+/// The reply to `/decisions` with an argument it does not take: what the command takes, and
+/// where the switch and the pins live.
 pub fn decisions_usage() -> String {
-    "`/decisions tools list` prints every tool and why it is available; `/decisions mcp list` \
-     prints every MCP server and extension with its key and availability (names only, no \
-     decision calls); `/decisions test` asks the selected decision model one small question and \
-     reports how it answered. The switch, the mode, the cadence, the decision model and the allowlists \
-     are set in the settings files (`pi-context-decisions/settings.json` in Pi's agent folder, \
-     `.pi/pi-context-decisions.json` in the project) and read again at the next prompt."
-        .to_owned()
+    format!(
+        "`/decisions` opens the Tools tab where Pi has an interactive terminal (elsewhere it \
+         prints the settings and the allowlists); `/decisions tools list` prints every tool and \
+         why it is available; `/decisions mcp list` prints every MCP server and extension with \
+         its key and availability (names only, no decision calls); `/decisions test` asks the \
+         selected decision model one small question and reports how it answered. {SETTINGS_FILES}"
+    )
+}
+
+/// The most entries of one allowlist `/decisions` prints without a terminal; the rest are
+/// counted.
+pub const MAX_STATUS_ENTRIES: usize = 50;
+
+/// `/decisions` where Pi has no interactive terminal (print, JSON and RPC modes): the Tools
+/// tab's settings and its four allowlists as text, and where to change them. Entries are names
+/// and keys from the settings files, made safe to print.
+pub fn decisions_status(
+    tools: &ToolsSettings,
+    decision: &DecisionSettings,
+    project: &ScopedAllowlist,
+) -> String {
+    let model = match decision.provider {
+        DecisionProvider::None => "none (every tool stays available)".to_owned(),
+        DecisionProvider::Embedded => "the embedded scorer".to_owned(),
+        DecisionProvider::Http => format!(
+            "HTTP, {}",
+            code(&bound_label(decision.model.as_deref().unwrap_or("")))
+        ),
+        DecisionProvider::Pi => format!(
+            "Pi's {}",
+            code(&bound_label(decision.model.as_deref().unwrap_or("")))
+        ),
+    };
+    let list = |names: Vec<&str>| {
+        if names.is_empty() {
+            return "none".to_owned();
+        }
+        let mut shown: Vec<String> = names
+            .iter()
+            .take(MAX_STATUS_ENTRIES)
+            .map(|n| code(&bound_label(n)))
+            .collect();
+        if names.len() > MAX_STATUS_ENTRIES {
+            shown.push(format!(
+                "and {} more",
+                thousands((names.len() - MAX_STATUS_ENTRIES) as u64)
+            ));
+        }
+        shown.join(", ")
+    };
+    let mut lines = vec![format!(
+        "Tool filtering: {} · Decide: {} · When: {} · Decision model: {model}",
+        if tools.enabled { "On" } else { "Off" },
+        mode_text(tools.mode),
+        cadence_text(tools.cadence),
+    )];
+    for (row, names) in tools_tab(tools, project).iter().skip(3).zip([
+        tools
+            .always_allowed_tools
+            .iter()
+            .map(|t| t.as_str())
+            .collect::<Vec<_>>(),
+        tools
+            .always_allowed_groups
+            .iter()
+            .map(|g| g.as_str())
+            .collect(),
+        project.tools.iter().map(|t| t.as_str()).collect(),
+        project.groups.iter().map(|g| g.as_str()).collect(),
+    ]) {
+        lines.push(format!("{}: {}", row.label, list(names)));
+    }
+    lines.push(format!(
+        "There is no interactive terminal here, so the Tools tab cannot open. {SETTINGS_FILES} \
+         `/decisions tools list` and `/decisions mcp list` show what is available and why."
+    ));
+    lines.join("\n")
 }
 
 #[cfg(test)]
@@ -59,6 +143,47 @@ mod tests {
             decisions_usage(),
             check_failed_reason()
         ));
+    }
+
+    #[test]
+    fn status_without_a_terminal() {
+        use pcd_model::{parse_group_entry, parse_tool_entry, Cadence, Mode};
+        let tools = ToolsSettings {
+            enabled: true,
+            mode: Mode::Mcp,
+            cadence: Cadence::Initial,
+            always_allowed_tools: vec![parse_tool_entry("web_fetch").unwrap()],
+            always_allowed_groups: vec![parse_group_entry("kb").unwrap()],
+            ..ToolsSettings::default()
+        };
+        let project = ScopedAllowlist {
+            tools: vec![],
+            groups: vec![parse_group_entry("ext__notes").unwrap()],
+        };
+        let decision = DecisionSettings {
+            provider: DecisionProvider::Pi,
+            model: Some("anthropic/claude".into()),
+            ..DecisionSettings::default()
+        };
+        insta::assert_snapshot!(decisions_status(&tools, &decision, &project));
+    }
+
+    #[test]
+    fn a_long_list_is_cut_and_counted() {
+        use pcd_model::parse_tool_entry;
+        let tools = ToolsSettings {
+            always_allowed_tools: (0..60)
+                .map(|i| parse_tool_entry(&format!("t{i}")).unwrap())
+                .collect(),
+            ..ToolsSettings::default()
+        };
+        let text = decisions_status(
+            &tools,
+            &DecisionSettings::default(),
+            &ScopedAllowlist::default(),
+        );
+        assert!(text.contains("`t49`, and 10 more"), "{text}");
+        assert!(!text.contains("`t50`"));
     }
 
     #[test]

@@ -31,7 +31,7 @@ use pcd_model::{
     bound_label, parse_group_entry, parse_tool_entry, AllowlistError, GroupKey, GroupKind,
     GroupScope, RemedyList, Scope, ScopedAllowlist, ToolKind,
 };
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Which of the two editors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -313,6 +313,78 @@ impl AllowlistEditor {
         self.ranking = ranking;
     }
 
+    /// Whether the inline `ranking…` state shows.
+    pub fn is_ranking(&self) -> bool {
+        self.ranking
+    }
+
+    /// A message under the rows until the next key (a save that failed, say).
+    pub fn set_status(&mut self, message: String) {
+        self.status = Some(message);
+    }
+
+    /// What a relevance ranking scores for this editor: the loaded tools it lists (members of
+    /// its groups and tools with no group; the nested editor), or its loaded groups (the flat
+    /// one). Built-in tools and `(not loaded)` entries are never ranked.
+    pub fn rank_targets(&self) -> (Vec<String>, Vec<GroupKey>) {
+        match self.kind {
+            EditorKind::Tools => (
+                self.groups
+                    .iter()
+                    .flat_map(|g| g.members.iter().cloned())
+                    .chain(self.loose.iter().map(|l| l.name.clone()))
+                    .collect(),
+                Vec::new(),
+            ),
+            EditorKind::Groups => (
+                Vec::new(),
+                self.groups.iter().map(|g| g.key.clone()).collect(),
+            ),
+        }
+    }
+
+    /// Orders the rows by relevance and ends the `ranking…` state. Each section keeps its place
+    /// (built-in tools, MCP servers, extensions, tools with no group, `(not loaded)` entries);
+    /// within a section, and within a group, higher scores come first and ties keep the
+    /// alphabetical order. A group without a score of its own ranks by its best tool. The cursor
+    /// stays on the row it was on; selections are not touched.
+    pub fn set_relevance(&mut self, tools: &HashMap<String, f64>, groups: &HashMap<GroupKey, f64>) {
+        self.ranking = false;
+        let target = self.cursor_target();
+        let score = |s: Option<&f64>| s.copied().filter(|s| s.is_finite()).unwrap_or(-1.0);
+        let by_score = |a: f64, b: f64| b.partial_cmp(&a).unwrap_or(std::cmp::Ordering::Equal);
+        for group in &mut self.groups {
+            group
+                .members
+                .sort_by(|a, b| by_score(score(tools.get(a)), score(tools.get(b))));
+        }
+        let group_score = |g: &GroupItem| {
+            groups
+                .get(&g.key)
+                .copied()
+                .filter(|s| s.is_finite())
+                .unwrap_or_else(|| {
+                    g.members
+                        .iter()
+                        .map(|m| score(tools.get(m)))
+                        .fold(-1.0, f64::max)
+                })
+        };
+        self.groups.sort_by(|a, b| {
+            (a.key.kind() != GroupKind::Mcp)
+                .cmp(&(b.key.kind() != GroupKind::Mcp))
+                .then_with(|| by_score(group_score(a), group_score(b)))
+        });
+        self.loose
+            .sort_by(|a, b| by_score(score(tools.get(&a.name)), score(tools.get(&b.name))));
+        if let Some(target) = target {
+            let rows = self.rows();
+            if let Some(i) = (0..rows.len()).find(|&i| self.target_of(rows[i]) == target) {
+                self.cursor = i;
+            }
+        }
+    }
+
     /// Whether the lists differ from the saved ones.
     pub fn is_modified(&self) -> bool {
         self.lists != self.saved
@@ -321,7 +393,11 @@ impl AllowlistEditor {
     /// What the cursor is on, or `None` when nothing is shown.
     pub fn cursor_target(&self) -> Option<CursorTarget> {
         let row = *self.rows().get(self.cursor)?;
-        Some(match row {
+        Some(self.target_of(row))
+    }
+
+    fn target_of(&self, row: Row) -> CursorTarget {
+        match row {
             Row::BuiltinHeader => CursorTarget::BuiltinHeader,
             Row::Builtin(i) => CursorTarget::Builtin(self.builtins[i].clone()),
             Row::GroupHeader(g) => CursorTarget::Group(self.groups[g].key.clone()),
@@ -329,7 +405,7 @@ impl AllowlistEditor {
             Row::Member(g, m) => CursorTarget::Tool(self.groups[g].members[m].clone()),
             Row::Loose(i) => CursorTarget::Tool(self.loose[i].name.clone()),
             Row::StaleTool(i) => CursorTarget::Tool(self.stale_tools[i].clone()),
-        })
+        }
     }
 
     /// Handles one key.

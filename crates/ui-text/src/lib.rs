@@ -13,7 +13,11 @@
 //! - [`config_warning`], [`settings_warning`], [`settings_fallback`], [`allowlist_error`];
 //! - [`round_problem`] and [`audit_finding`]: a round that added nothing, a ledger audit;
 //! - [`AllowlistEditor`]: the nested *Always allowed tools* editor and the flat *MCP servers &
-//!   extensions* editor, as a pure state machine (keys in, lines of a given width out);
+//!   extensions* editor, as a pure state machine (keys in, lines of a given width out), with
+//!   its relevance order;
+//! - [`ToolsTab`]: the `/decisions` Tools tab (switch, mode, cadence, the four editors), and
+//!   [`decode_keys`], raw terminal input to keys; [`decisions_status`], the same without a
+//!   terminal;
 //! - [`groups_table`]: the `context-decisions groups` table.
 //!
 //! **Architecture invariant:** the only crate with user-facing sentences; it does no I/O and
@@ -44,22 +48,25 @@ mod commands;
 mod display;
 mod editor;
 mod groups;
+mod keys;
 mod lists;
 mod notice;
 mod progress;
 mod rounds;
 mod settings_tab;
+mod tab;
 mod warnings;
 mod words;
 
 pub use blocked::blocked_reason;
 pub use commands::{
-    check_failed_reason, decision_test, decisions_usage, list_command_usage, DecisionTest,
-    ListCommand, DECISIONS_COMMAND_DESCRIPTION,
+    check_failed_reason, decision_test, decisions_status, decisions_usage, list_command_usage,
+    DecisionTest, ListCommand, DECISIONS_COMMAND_DESCRIPTION, MAX_STATUS_ENTRIES,
 };
 pub use display::display_safe;
 pub use editor::{AllowlistEditor, CursorTarget, EditorKind, EditorOutcome, Key};
 pub use groups::{groups_table, GroupsRow};
+pub use keys::decode_keys;
 pub use lists::{mcp_list, tools_list, Availability, Boundary, Filtering, InventoryView, ToolRow};
 pub use notice::{availability_notice, AvailabilityNotice, NoticeGroup};
 pub use progress::{DECIDING_CONTEXT, RANKING};
@@ -68,6 +75,7 @@ pub use settings_tab::{
     advanced_tool_limits, cadence_text, mode_text, tools_tab, tools_tab_notes, SettingId,
     SettingRow,
 };
+pub use tab::{TabOutcome, ToolsChange, ToolsTab};
 pub use warnings::{
     allowlist_error, config_warning, settings_fallback, settings_warning, FileProblem,
     SettingsFallback, SettingsFile,

@@ -504,3 +504,110 @@ proptest! {
         prop_assert_eq!(&editor.lists, &before);
     }
 }
+
+/// The rows' targets from the top, with every group expanded.
+fn order(editor: &AllowlistEditor) -> Vec<CursorTarget> {
+    let mut editor = editor.clone();
+    for g in &mut editor.groups {
+        g.expanded = true;
+    }
+    editor
+        .rows()
+        .into_iter()
+        .map(|r| editor.target_of(r))
+        .collect()
+}
+
+#[test]
+fn relevance_orders_within_each_section_and_keeps_the_cursor_and_the_lists() {
+    let mut editor = global_editor();
+    let (tools, groups) = editor.rank_targets();
+    assert!(groups.is_empty());
+    assert!(tools.contains(&"mcp__kb__query".to_owned()));
+    assert!(tools.contains(&"ask_host".to_owned()));
+    assert!(
+        !tools.iter().any(|t| t == "read" || t == "old_tool"),
+        "no built-in, no stale"
+    );
+    assert!(
+        tools.contains(&"notes_find".to_owned()) && !tools.contains(&"notes_add".to_owned()),
+        "a mixed-scope group's tool of this scope is ranked, one by one"
+    );
+    let before = order(&editor);
+    go_to(&mut editor, &group(GroupKey::for_mcp_server("kb")));
+    press(&mut editor, &[Key::Space]);
+    let lists = editor.save().unwrap();
+    editor.set_ranking(true);
+    assert!(screen(&editor).contains("ranking…"));
+    let scores: HashMap<String, f64> = [
+        ("mcp__dev_radius__status", 0.9),
+        ("mcp__dev_radius__search", 0.1),
+        ("web_search", 0.8),
+        ("mcp__kb__query", 0.95),
+        ("notes_find", 0.7),
+        ("ask_host", 0.2),
+    ]
+    .iter()
+    .map(|(n, s)| ((*n).to_owned(), *s))
+    .collect();
+    editor.set_relevance(&scores, &HashMap::new());
+    assert!(!editor.is_ranking());
+    assert!(!screen(&editor).contains("ranking…"));
+    assert_eq!(
+        editor.cursor_target(),
+        Some(group(GroupKey::for_mcp_server("kb"))),
+        "the cursor stays on its row"
+    );
+    assert_eq!(editor.save().unwrap(), lists, "ranking selects nothing");
+    let after = order(&editor);
+    assert_eq!(after.len(), before.len());
+    let pos = |t: &CursorTarget| after.iter().position(|x| x == t).unwrap();
+    let kb = pos(&group(GroupKey::for_mcp_server("kb")));
+    let radius = pos(&group(GroupKey::for_mcp_server("dev-radius")));
+    let web = pos(&group(GroupKey::for_extension("@acme/pi-web")));
+    // MCP servers still come before extensions; within them the best first.
+    assert!(kb < radius && radius < web, "{after:?}");
+    assert!(
+        pos(&tool("mcp__dev_radius__status")) < pos(&tool("mcp__dev_radius__search"))
+            && pos(&tool("mcp__dev_radius__search")) < pos(&tool("mcp__dev_radius__fetch")),
+        "members by score, unscored last"
+    );
+    assert!(pos(&tool("notes_find")) < pos(&tool("ask_host")));
+    assert_eq!(
+        after[0],
+        CursorTarget::BuiltinHeader,
+        "built-ins stay first"
+    );
+    assert_eq!(
+        after.last(),
+        before.last(),
+        "(not loaded) entries stay last"
+    );
+}
+
+#[test]
+fn the_flat_editor_ranks_groups() {
+    let mut editor = AllowlistEditor::new(
+        EditorKind::Groups,
+        Scope::Global,
+        &inventory(),
+        &ScopedAllowlist::default(),
+    );
+    let (tools, groups) = editor.rank_targets();
+    assert!(tools.is_empty());
+    assert!(groups.contains(&GroupKey::for_extension("@acme/pi-web")));
+    let first_ext = |e: &AllowlistEditor| {
+        order(e)
+            .into_iter()
+            .find(|t| matches!(t, CursorTarget::Group(k) if k.kind() == GroupKind::Extension))
+    };
+    let scores: HashMap<GroupKey, f64> = [(GroupKey::for_mcp_server("kb"), 0.9)]
+        .into_iter()
+        .collect();
+    editor.set_relevance(&HashMap::new(), &scores);
+    assert_eq!(order(&editor)[0], group(GroupKey::for_mcp_server("kb")));
+    assert_eq!(
+        first_ext(&editor),
+        Some(group(GroupKey::for_extension("@acme/pi-web")))
+    );
+}

@@ -1,0 +1,567 @@
+//! The `/decisions` **Tools** tab with its file edge: ui-text's [`ToolsTab`] (the rows, the
+//! editors, every word) driven by raw terminal input, its writes carried out through the
+//! config-reader store (atomic, merged, under the file's lock), the [`Session`] told after every
+//! write, and the editors' idle-time relevance ranking.
+//!
+//! - A switch, mode or cadence change is written to the global settings file at once.
+//! - An editor's save writes only the difference between the lists it opened with and the ones
+//!   it saves (additions and removals), so what another window saved meanwhile, entries this
+//!   build cannot read, and `(not loaded)` names all stay in the file.
+//! - After a write the files are read again and handed to [`Session::settings_changed`], so the
+//!   next boundary uses them (and rounds in flight are superseded, as for any save).
+//! - A write that fails changes nothing and says why in the tab or the open editor.
+//! - Opening an editor starts a ranking ([`Session::ranking`]) against the latest user prompt on
+//!   the branch: the embedded scorer answers at once; another model gets a job the host answers
+//!   while the editor shows `ranking…`, then [`ToolsDialog::ranked`] orders it.
+
+use crate::load::{load_settings, problem};
+use crate::session::{user_text, Answer, DecisionJob, Ranking, Session};
+use pcd_config_reader::store::{
+    save_global_settings, save_project_allowlist, AllowlistChange, ListEdit, SettingsChange,
+};
+use pcd_model::{GroupKey, Scope, ScopedAllowlist};
+use pcd_picker::candidates::CandidateKey;
+use pcd_ui_text::{
+    decode_keys, settings_fallback, SettingsFallback, TabOutcome, ToolsChange, ToolsTab,
+};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// What the host does after forwarding input.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DialogStep {
+    /// Close the tab.
+    pub close: bool,
+    /// A ranking job to answer with the decision model (no working row: nothing is streaming);
+    /// its answers go to [`ToolsDialog::ranked`].
+    pub job: Option<DecisionJob>,
+}
+
+/// One open Tools tab. See the module documentation.
+#[derive(Debug)]
+pub struct ToolsDialog {
+    tab: ToolsTab,
+    agent_dir: PathBuf,
+    cwd: PathBuf,
+    prompt: Option<String>,
+    /// The ranking job in flight and the serial of the editor it ranks.
+    ranking: Option<(u64, u64)>,
+}
+
+/// The text of the last user message of `entries` (a branch, root first).
+fn latest_user_text(entries: &[Value]) -> Option<String> {
+    entries.iter().rev().find_map(user_text)
+}
+
+/// Reads both files again and hands them to the session; returns the warnings.
+fn reload(session: &mut Session, agent_dir: &Path, cwd: &Path) -> Vec<String> {
+    let filters = session.branch().is_some_and(|b| !b.rounds().is_empty());
+    let files = load_settings(agent_dir, cwd, filters);
+    session.settings_changed(files.settings, files.project);
+    files.warnings
+}
+
+fn project_lists(session: &Session) -> ScopedAllowlist {
+    session.allowlists().project.clone()
+}
+
+/// The additions and removals that turn `before` into `after`.
+fn difference(before: &ScopedAllowlist, after: &ScopedAllowlist) -> AllowlistChange {
+    fn edit<'a>(
+        before: impl Iterator<Item = &'a str> + Clone,
+        after: impl Iterator<Item = &'a str> + Clone,
+    ) -> ListEdit {
+        ListEdit {
+            add: after
+                .clone()
+                .filter(|a| !before.clone().any(|b| b == *a))
+                .map(str::to_owned)
+                .collect(),
+            remove: before
+                .filter(|b| !after.clone().any(|a| a == *b))
+                .map(str::to_owned)
+                .collect(),
+        }
+    }
+    AllowlistChange {
+        tools: edit(
+            before.tools.iter().map(|t| t.as_str()),
+            after.tools.iter().map(|t| t.as_str()),
+        ),
+        groups: edit(
+            before.groups.iter().map(GroupKey::as_str),
+            after.groups.iter().map(GroupKey::as_str),
+        ),
+    }
+}
+
+impl ToolsDialog {
+    /// Opens the tab: reads the files again (and tells the session), and lists every tool of the
+    /// session's snapshot for the editors. `entries` is the branch (root first), for the latest
+    /// user prompt the ranking uses. Warnings about the files are appended to `warnings`.
+    pub fn open(
+        session: &mut Session,
+        agent_dir: &Path,
+        cwd: &Path,
+        entries: Option<&[Value]>,
+        warnings: &mut Vec<String>,
+    ) -> ToolsDialog {
+        warnings.extend(reload(session, agent_dir, cwd));
+        let rows = crate::views::inventory_view(session).rows;
+        let settings = session.settings();
+        let tab = ToolsTab::new(
+            &settings.tools,
+            &settings.decision,
+            &project_lists(session),
+            rows,
+        );
+        let prompt = entries
+            .and_then(latest_user_text)
+            .or_else(|| session.latest_task_text().map(str::to_owned));
+        ToolsDialog {
+            tab,
+            agent_dir: agent_dir.to_owned(),
+            cwd: cwd.to_owned(),
+            prompt,
+            ranking: None,
+        }
+    }
+
+    /// The tab as at most `height` lines of at most `width` characters.
+    pub fn render(&self, width: usize, height: usize) -> Vec<String> {
+        self.tab.render(width, height)
+    }
+
+    /// The tab itself, for hosts and tests that look at its state.
+    pub fn tab(&self) -> &ToolsTab {
+        &self.tab
+    }
+
+    /// Raw terminal input (one key, an escape sequence, or pasted text). Writes what the keys
+    /// ask for; warnings about the files read again are appended to `warnings`.
+    pub fn input(
+        &mut self,
+        session: &mut Session,
+        data: &str,
+        warnings: &mut Vec<String>,
+    ) -> DialogStep {
+        let mut step = DialogStep::default();
+        for key in decode_keys(data) {
+            match self.tab.handle_key(key) {
+                TabOutcome::Continue => {}
+                TabOutcome::Close => {
+                    step.close = true;
+                    break;
+                }
+                TabOutcome::Set(change) => self.set(session, change, warnings),
+                TabOutcome::SaveLists {
+                    scope,
+                    before,
+                    after,
+                } => self.save_lists(session, scope, &before, &after, warnings),
+                TabOutcome::EditorOpened { serial } => {
+                    if let Some(job) = self.start_ranking(session, serial) {
+                        step.job = Some(job);
+                    }
+                }
+            }
+        }
+        step
+    }
+
+    fn written(&mut self, session: &mut Session, warnings: &mut Vec<String>) {
+        warnings.extend(reload(session, &self.agent_dir, &self.cwd));
+        let project = project_lists(session);
+        let settings = session.settings();
+        self.tab
+            .saved(&settings.tools, &settings.decision, &project);
+    }
+
+    fn set(&mut self, session: &mut Session, change: ToolsChange, warnings: &mut Vec<String>) {
+        let value = match change {
+            ToolsChange::Enabled(on) => Value::Bool(on),
+            ToolsChange::Mode(mode) => Value::from(mode.as_str()),
+            ToolsChange::Cadence(cadence) => Value::from(cadence.as_str()),
+        };
+        let result = SettingsChange::default()
+            .set(change.field(), value)
+            .and_then(|c| save_global_settings(&self.agent_dir, &c));
+        match result {
+            Ok(_) => self.written(session, warnings),
+            Err(e) => self
+                .tab
+                .save_failed(settings_fallback(SettingsFallback::GlobalSaveFailed(
+                    problem(&e),
+                ))),
+        }
+    }
+
+    fn save_lists(
+        &mut self,
+        session: &mut Session,
+        scope: Scope,
+        before: &ScopedAllowlist,
+        after: &ScopedAllowlist,
+        warnings: &mut Vec<String>,
+    ) {
+        let change = difference(before, after);
+        let result = match scope {
+            Scope::Global => {
+                let mut settings = SettingsChange::default();
+                settings.allowlists = change;
+                save_global_settings(&self.agent_dir, &settings).map(|_| ())
+            }
+            Scope::Project => save_project_allowlist(&self.cwd, &change).map(|_| ()),
+        };
+        match result {
+            Ok(()) => {
+                self.ranking = None;
+                self.written(session, warnings);
+            }
+            Err(e) => {
+                let fallback = match scope {
+                    Scope::Global => SettingsFallback::GlobalSaveFailed(problem(&e)),
+                    Scope::Project => SettingsFallback::ProjectSaveFailed(problem(&e)),
+                };
+                self.tab.save_failed(settings_fallback(fallback));
+            }
+        }
+    }
+
+    fn start_ranking(&mut self, session: &mut Session, serial: u64) -> Option<DecisionJob> {
+        let prompt = self.prompt.clone()?;
+        let (tools, groups) = self.tab.editor()?.rank_targets();
+        match session.ranking(&prompt, &tools, &groups) {
+            Ranking::Unavailable => None,
+            Ranking::Scores(scores) => {
+                self.apply(&scores);
+                None
+            }
+            Ranking::Job(job) => {
+                if let Some(editor) = self.tab.editor_mut() {
+                    editor.set_ranking(true);
+                }
+                self.ranking = Some((job.id, serial));
+                Some(job)
+            }
+        }
+    }
+
+    fn apply(&mut self, scores: &[(CandidateKey, f64)]) {
+        let mut tools = HashMap::new();
+        let mut groups = HashMap::new();
+        for (key, score) in scores {
+            match key {
+                CandidateKey::Tool(name) => {
+                    tools.insert(name.clone(), *score);
+                }
+                CandidateKey::Group(key) => {
+                    groups.insert(key.clone(), *score);
+                }
+            }
+        }
+        if let Some(editor) = self.tab.editor_mut() {
+            editor.set_relevance(&tools, &groups);
+        }
+    }
+
+    /// The answers to a ranking job. The editor it was started for is ordered by them (or, when
+    /// the model failed, keeps its order and stops showing `ranking…`); an answer for an editor
+    /// that has closed since is dropped.
+    pub fn ranked(&mut self, session: &mut Session, job: u64, answers: Vec<Answer>) {
+        let scores = session.ranking_decided(job, answers);
+        let Some((expected, serial)) = self.ranking else {
+            return;
+        };
+        if expected != job {
+            return;
+        }
+        self.ranking = None;
+        if self.tab.editor_serial() != Some(serial) {
+            return;
+        }
+        match scores {
+            Some(scores) => self.apply(&scores),
+            None => {
+                if let Some(editor) = self.tab.editor_mut() {
+                    editor.set_ranking(false);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pcd_model::{parse_group_entry, parse_tool_entry};
+
+    fn lists(tools: &[&str], groups: &[&str]) -> ScopedAllowlist {
+        ScopedAllowlist {
+            tools: tools.iter().map(|t| parse_tool_entry(t).unwrap()).collect(),
+            groups: groups
+                .iter()
+                .map(|g| parse_group_entry(g).unwrap())
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_save_writes_only_the_difference() {
+        let change = difference(
+            &lists(&["a", "gone"], &["kb", "ext__notes"]),
+            &lists(&["gone", "b"], &["kb", "docs"]),
+        );
+        assert_eq!(change.tools.add, ["b"]);
+        assert_eq!(change.tools.remove, ["a"]);
+        assert_eq!(change.groups.add, ["mcp__docs"]);
+        assert_eq!(change.groups.remove, ["ext__notes"]);
+        assert_eq!(
+            difference(&lists(&["a"], &["kb"]), &lists(&["a"], &["kb"])),
+            AllowlistChange::default()
+        );
+    }
+
+    #[test]
+    fn the_latest_user_message_is_the_prompt() {
+        let entries: Vec<Value> = serde_json::from_str(
+            r#"[{"type":"message","message":{"role":"user","content":"first"}},
+                {"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"x"}]}},
+                {"type":"message","message":{"role":"user","content":[{"type":"text","text":"second"}]}},
+                {"type":"custom","customType":"x","data":{}}]"#,
+        )
+        .unwrap();
+        assert_eq!(latest_user_text(&entries).as_deref(), Some("second"));
+        assert_eq!(latest_user_text(&[]), None);
+    }
+
+    mod with_files {
+        use super::super::*;
+        use crate::session::{
+            BoundaryEvent, BoundaryKind, BranchRead, InventoryRead, StartEvent, StartReason,
+        };
+        use pcd_ui_text::CursorTarget;
+
+        struct Fixture {
+            dir: PathBuf,
+            agent: PathBuf,
+            cwd: PathBuf,
+            session: Session,
+        }
+
+        impl Drop for Fixture {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.dir);
+            }
+        }
+
+        fn fixture(name: &str, settings: Value) -> Fixture {
+            let dir = std::env::temp_dir().join(format!("pcd-tab-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            let agent = dir.join("agent");
+            let cwd = dir.join("cwd");
+            std::fs::create_dir_all(agent.join("pi-context-decisions")).unwrap();
+            std::fs::create_dir_all(cwd.join(".pi")).unwrap();
+            std::fs::write(
+                agent.join("pi-context-decisions/settings.json"),
+                settings.to_string(),
+            )
+            .unwrap();
+            std::fs::write(
+                cwd.join(".pi/pi-context-decisions.json"),
+                r#"{"alwaysAllowed": ["skill-x"], "alwaysAllowedTools": ["db_query", "gone_project_tool"]}"#,
+            )
+            .unwrap();
+            let files = load_settings(&agent, &cwd, false);
+            let (mut session, _) = Session::start(StartEvent {
+                reason: StartReason::Startup,
+                nonce: "t".into(),
+                settings: files.settings,
+                project: files.project,
+                mcp_origins: Vec::new(),
+                branch: BranchRead::Entries(Vec::new()),
+            });
+            let inventory = std::fs::read_to_string(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/inventory.json"),
+            )
+            .unwrap();
+            let tools = pcd_model::parse_inventory(&inventory).unwrap().tools;
+            session.boundary(BoundaryEvent {
+                kind: BoundaryKind::Reconcile,
+                inventory: InventoryRead::Tools(tools),
+                active: Vec::new(),
+            });
+            Fixture {
+                dir,
+                agent,
+                cwd,
+                session,
+            }
+        }
+
+        fn prompt(text: &str) -> Vec<Value> {
+            vec![
+                serde_json::json!({"type": "message", "message": {"role": "user", "content": text}}),
+            ]
+        }
+
+        fn read(path: &Path) -> Value {
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+        }
+
+        /// Presses Down until the editor's cursor is on `target`.
+        fn go_to(dialog: &mut ToolsDialog, f: &mut Fixture, target: &CursorTarget) {
+            let mut w = Vec::new();
+            for _ in 0..100 {
+                if dialog.tab().editor().unwrap().cursor_target().as_ref() == Some(target) {
+                    return;
+                }
+                dialog.input(&mut f.session, "\x1b[B", &mut w);
+            }
+            panic!("{target:?} not found");
+        }
+
+        #[test]
+        fn settings_and_both_scopes_are_written_and_the_session_is_told() {
+            let mut f = fixture(
+                "write",
+                serde_json::json!({
+                    "tools": {"enabled": true, "alwaysAllowedTools": ["gone_tool"]},
+                    "decision": {"provider": "embedded"},
+                    "unknownKey": 1
+                }),
+            );
+            let entries = prompt("Render a bar chart of this CSV");
+            let mut warnings = Vec::new();
+            let (agent, cwd) = (f.agent.clone(), f.cwd.clone());
+            let mut dialog =
+                ToolsDialog::open(&mut f.session, &agent, &cwd, Some(&entries), &mut warnings);
+            assert!(warnings.is_empty(), "{warnings:?}");
+            assert!(dialog.render(80, 30)[1].contains("Tool filtering: On"));
+            // The switch: written at once, and the session follows.
+            let step = dialog.input(&mut f.session, "\r", &mut warnings);
+            assert_eq!(step, DialogStep::default());
+            let settings_path = agent.join("pi-context-decisions/settings.json");
+            assert_eq!(read(&settings_path)["tools"]["enabled"], false);
+            assert!(!f.session.filtering_on());
+            assert!(dialog.render(80, 30)[1].contains("Tool filtering: Off"));
+            // The global tools editor, ranked at once by the embedded scorer.
+            dialog.input(&mut f.session, "\x1b[B\x1b[B\x1b[B\r", &mut warnings);
+            let editor = dialog.tab().editor().expect("open");
+            assert!(!editor.is_ranking());
+            let screen = dialog.render(100, 40).join("\n");
+            let bar = screen.find("pi-bar").expect("listed");
+            let web = screen.find("@acme/pi-web").expect("listed");
+            assert!(bar < web, "the chart extension is ranked first: {screen}");
+            assert!(screen.contains("gone_tool  (not loaded)"), "{screen}");
+            let pi_bar = GroupKey::for_extension("pi-bar");
+            go_to(&mut dialog, &mut f, &CursorTarget::Group(pi_bar.clone()));
+            dialog.input(&mut f.session, " \x1b[115;5u", &mut warnings);
+            assert!(dialog.tab().editor().is_none(), "a save closes the editor");
+            let global = read(&settings_path);
+            assert_eq!(
+                global["tools"]["alwaysAllowedTools"],
+                serde_json::json!(["gone_tool"])
+            );
+            assert_eq!(
+                global["tools"]["alwaysAllowedMcpServers"],
+                serde_json::json!([pi_bar.as_str()])
+            );
+            assert_eq!(global["unknownKey"], 1);
+            assert_eq!(global["tools"]["enabled"], false);
+            assert!(f.session.allowlists().global.has_group(&pi_bar));
+            // The project tools editor: uncheck db_query, keep the name not loaded.
+            dialog.input(&mut f.session, "\x1b[B\x1b[B\r", &mut warnings);
+            let pi_db = CursorTarget::Group(GroupKey::for_extension("pi-db"));
+            go_to(&mut dialog, &mut f, &pi_db);
+            dialog.input(&mut f.session, "\r", &mut warnings);
+            go_to(&mut dialog, &mut f, &CursorTarget::Tool("db_query".into()));
+            dialog.input(&mut f.session, " \x13", &mut warnings);
+            let project = read(&cwd.join(".pi/pi-context-decisions.json"));
+            assert_eq!(
+                project,
+                serde_json::json!({"alwaysAllowed": ["skill-x"], "alwaysAllowedTools": ["gone_project_tool"]})
+            );
+            assert!(!f.session.allowlists().project.has_tool("db_query"));
+            // Escape closes the tab.
+            assert!(dialog.input(&mut f.session, "\x1b", &mut warnings).close);
+        }
+
+        #[test]
+        fn a_failed_write_changes_nothing_and_says_so() {
+            let mut f = fixture("fail", serde_json::json!({"tools": {"enabled": true}}));
+            let (agent, cwd) = (f.agent.clone(), f.cwd.clone());
+            let mut warnings = Vec::new();
+            let mut dialog = ToolsDialog::open(&mut f.session, &agent, &cwd, None, &mut warnings);
+            let path = agent.join("pi-context-decisions/settings.json");
+            std::fs::write(&path, "{ not json sk-SECRET").unwrap();
+            dialog.input(&mut f.session, "\r", &mut warnings);
+            assert_eq!(
+                std::fs::read_to_string(&path).unwrap(),
+                "{ not json sk-SECRET"
+            );
+            let screen = dialog.render(100, 30).join("\n");
+            assert!(screen.contains("not valid JSON"), "{screen}");
+            assert!(screen.contains("Tool filtering: On"), "{screen}");
+            assert!(!screen.contains("SECRET"));
+            assert!(f.session.filtering_on());
+        }
+
+        #[test]
+        fn a_model_ranking_shows_ranking_until_it_returns() {
+            let mut f = fixture(
+                "job",
+                serde_json::json!({"tools": {"enabled": true}, "decision": {"provider": "pi", "model": "faux/m"}}),
+            );
+            let (agent, cwd) = (f.agent.clone(), f.cwd.clone());
+            let mut warnings = Vec::new();
+            let entries = prompt("Query the database schema");
+            let mut dialog =
+                ToolsDialog::open(&mut f.session, &agent, &cwd, Some(&entries), &mut warnings);
+            // The project groups editor.
+            let step = dialog.input(
+                &mut f.session,
+                "\x1b[B\x1b[B\x1b[B\x1b[B\x1b[B\x1b[B\r",
+                &mut warnings,
+            );
+            let job = step.job.expect("a ranking job");
+            assert!(dialog.render(80, 20)[1].starts_with("ranking…"));
+            assert_eq!(f.session.pending_jobs(), 0, "no round is pending");
+            // Score every candidate: the todo extension highest.
+            let answers: Vec<Answer> = job
+                .requests
+                .iter()
+                .map(|body| {
+                    let doc: Value = serde_json::from_str(body).unwrap();
+                    assert_eq!(doc["prompt"], "Query the database schema");
+                    let scores: Vec<Value> = doc["candidates"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|c| {
+                            let todo = c.to_string().contains("todo");
+                            serde_json::json!({"id": c["id"], "score": if todo { 0.9 } else { 0.1 }})
+                        })
+                        .collect();
+                    Ok(serde_json::json!({"scores": scores}).to_string())
+                })
+                .collect();
+            dialog.ranked(&mut f.session, job.id, answers);
+            let screen = dialog.render(80, 20);
+            assert!(!screen[1].contains("ranking…"));
+            let first = screen.iter().position(|l| l.contains("[ ] ")).unwrap();
+            assert!(screen[first].contains("todo"), "{screen:#?}");
+            // A second answer to the same job changes nothing; a failed one ends `ranking…`.
+            dialog.input(&mut f.session, "\x1b", &mut warnings);
+            let step = dialog.input(&mut f.session, "\r", &mut warnings);
+            let job = step.job.expect("a new ranking");
+            dialog.ranked(
+                &mut f.session,
+                job.id,
+                vec![Err(crate::session::ModelError::Unavailable)],
+            );
+            assert!(!dialog.render(80, 20)[1].contains("ranking…"));
+        }
+    }
+}
