@@ -1043,7 +1043,7 @@ impl Session {
             return Ranking::Scores(Vec::new());
         }
         if provider == DecisionProvider::Embedded {
-            let scores = rounds::embedded_scores(&set, &text);
+            let scores = rounds::embedded_scores(inventory, &set, &text);
             return Ranking::Scores(set.into_iter().map(|c| c.key).zip(scores).collect());
         }
         let requests = build_requests(&text, &set, self.settings.decision.batch_size as usize);

@@ -400,10 +400,14 @@ pub fn index_for_with(
             calibration,
         );
     }
-    // Owned bounded member texts first, then borrowed views of them.
+    // Owned bounded member texts first, then borrowed views of them. A tool candidate among
+    // groups is one document, as in `tools` mode.
     let members: Vec<Vec<([String; 1], String)>> = candidates
         .iter()
         .map(|c| {
+            if matches!(c.key, CandidateKey::Tool(_)) {
+                return Vec::new();
+            }
             c.members
                 .iter()
                 .filter_map(|&i| tools.get(i))
@@ -419,7 +423,10 @@ pub fn index_for_with(
     EmbeddedIndex::build_grouped_with(
         candidates.iter().zip(&members).map(|(c, members)| {
             let own = CandidateText {
-                names: &[],
+                names: match c.key {
+                    CandidateKey::Tool(_) => &c.names,
+                    CandidateKey::Group(_) => &[],
+                },
                 label: &c.label,
                 description: &c.description,
             };
