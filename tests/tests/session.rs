@@ -1192,3 +1192,243 @@ fn reading_unchanged_settings_again_supersedes_nothing() {
     let effects = pi.session.decided(job.id, answers, &[]);
     assert!(effects.iter().all(|e| !matches!(e, Effect::AppendEntry(_))));
 }
+
+/// The example inventory with `n` more tools, so that a round's lists exceed 1000 names and
+/// the round is recorded in several parts.
+fn bulk_inventory(n: usize) -> Vec<ToolInfo> {
+    let mut tools = example();
+    tools.extend((0..n).map(|i| {
+        ToolInfo::new(
+            &format!("filler_{i}"),
+            &format!("Keeps record number {i} of the archive"),
+            None,
+        )
+    }));
+    tools
+}
+
+/// Tools that arrive after the first prompt (a server connecting late), with the chart tools
+/// among many others.
+fn late_arrivals(n: usize) -> Vec<ToolInfo> {
+    let mut tools: Vec<ToolInfo> = (0..n)
+        .map(|i| {
+            ToolInfo::new(
+                &format!("late_filler_{i}"),
+                &format!("Keeps late record number {i}"),
+                None,
+            )
+        })
+        .collect();
+    tools.push(ToolInfo::new(
+        "pie_chart",
+        "Render a pie chart from CSV data.",
+        None,
+    ));
+    tools.push(ToolInfo::new(
+        "donut_chart",
+        "Render a donut chart from CSV data.",
+        None,
+    ));
+    tools
+}
+
+fn appended(effects: &[Effect]) -> Vec<Value> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::AppendEntry(data) => Some(data.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether each tool of `tools` may be called, by name.
+fn verdicts(session: &mut Session, tools: &[ToolInfo]) -> Vec<(String, bool)> {
+    tools
+        .iter()
+        .map(|t| (t.name.clone(), session.is_allowed(&t.name)))
+        .collect()
+}
+
+/// A host that crashed while appending a round's parts (Pi wrote the first part, then died),
+/// and came back on the same branch with the same session nonce: the torn round grants
+/// nothing and is reported, the restarted `Session` enforces exactly what a `Session` on the
+/// branch without the torn parts enforces, and the next round works and folds the same way.
+#[test]
+fn a_round_torn_by_a_crash_grants_nothing_after_a_restart_and_the_next_round_works() {
+    let s = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    for torn_first in [false, true] {
+        let mut pi = Pi::start_with(
+            s.clone(),
+            ScopedAllowlist::default(),
+            Branch::default(),
+            bulk_inventory(1200),
+        );
+        if !torn_first {
+            let effects = pi.prompt("Search the incidents of the checkout service");
+            assert!(appended(&effects).len() >= 2, "a round of several parts");
+            pi.branch.assistant("done");
+        }
+        let old_branch = pi.branch.clone();
+        pi.tools.extend(late_arrivals(1100));
+        // The round the crash tears: it would make the chart tools available.
+        let effects = pi.session.boundary(BoundaryEvent {
+            kind: BoundaryKind::Prompt {
+                text: Some("Render a pie chart from CSV data".into()),
+            },
+            inventory: InventoryRead::Tools(pi.tools.clone()),
+            active: pi.active.clone(),
+        });
+        let parts = appended(&effects);
+        assert!(parts.len() >= 2, "{torn_first}: {} parts", parts.len());
+        assert!(
+            pi.session.is_allowed("pie_chart"),
+            "{torn_first}: the live session had it"
+        );
+        let mut crashed = old_branch.clone();
+        crashed.push(json!({"type": "custom", "customType": CUSTOM_TYPE, "data": parts[0]}));
+
+        // Pi comes back with the same nonce ("t1", as the first start): round ids repeat.
+        let mut restarted = Pi::start_with(
+            s.clone(),
+            ScopedAllowlist::default(),
+            crashed.clone(),
+            pi.tools.clone(),
+        );
+        let mut reference = Pi::start_with(
+            s.clone(),
+            ScopedAllowlist::default(),
+            old_branch.clone(),
+            pi.tools.clone(),
+        );
+        let codes: Vec<_> = restarted
+            .session
+            .findings()
+            .iter()
+            .map(|f| f.code)
+            .collect();
+        assert_eq!(
+            codes,
+            [pcd_model::AuditFindingCode::TornRound],
+            "{torn_first}"
+        );
+        assert!(reference.session.findings().is_empty());
+        assert_eq!(restarted.session.branch(), reference.session.branch());
+        restarted.boundary(BoundaryKind::Reconcile);
+        reference.boundary(BoundaryKind::Reconcile);
+        let tools = pi.tools.clone();
+        assert_eq!(
+            verdicts(&mut restarted.session, &tools),
+            verdicts(&mut reference.session, &tools),
+            "{torn_first}: exactly the old state"
+        );
+        assert_eq!(restarted.active, reference.active, "{torn_first}");
+        assert!(!restarted.session.is_allowed("pie_chart"));
+        assert!(restarted.call("pie_chart").is_some(), "blocked");
+
+        // The next round is whole, is applied, and folds from the branch as it was applied
+        // live.
+        let effects = restarted.prompt("Render a pie chart from CSV data");
+        assert!(appended(&effects).len() >= 2, "{torn_first}");
+        assert_eq!(restarted.call("pie_chart"), None, "{torn_first}");
+        let (state, findings) = pcd_ledger::fold(&restarted.branch.entries);
+        assert_eq!(findings.len(), 1, "{torn_first}: only the old torn round");
+        assert!(state.is_tool_available("pie_chart"));
+        let mut again = Pi::start_with(
+            s.clone(),
+            ScopedAllowlist::default(),
+            restarted.branch.clone(),
+            pi.tools.clone(),
+        );
+        again.boundary(BoundaryKind::Reconcile);
+        assert_eq!(
+            verdicts(&mut again.session, &tools),
+            verdicts(&mut restarted.session, &tools),
+            "{torn_first}: the live state and the replayed one agree"
+        );
+    }
+}
+
+/// A crash while Pi was writing a ledger entry's line to the session file: the file ends in a
+/// torn line. Resuming from the file, the torn line is reported and ignored, the round it
+/// belonged to is torn and grants nothing, and everything before it is intact.
+#[test]
+fn a_torn_last_line_of_the_session_file_is_ignored_and_the_state_before_it_holds() {
+    let s = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    let mut pi = Pi::start_with(
+        s.clone(),
+        ScopedAllowlist::default(),
+        Branch::default(),
+        bulk_inventory(1200),
+    );
+    pi.prompt("Search the incidents of the checkout service");
+    pi.branch.assistant("done");
+    let old_branch = pi.branch.clone();
+    pi.tools.extend(late_arrivals(10));
+    let effects = pi.prompt("Render a pie chart from CSV data");
+    assert!(appended(&effects).len() >= 2);
+    // The file as Pi writes it: a header, then one JSON line per entry. The crash cut the
+    // last ledger line (the round's last part) in the middle; nothing came after it.
+    let last_part = pi
+        .branch
+        .entries
+        .iter()
+        .rposition(|e| e["customType"] == CUSTOM_TYPE)
+        .unwrap();
+    let mut file = String::from(
+        "{\"type\":\"session\",\"version\":3,\"id\":\"crash-1\",\"timestamp\":\"2026-11-29T00:00:00.000Z\",\"cwd\":\"/w\"}\n",
+    );
+    for entry in &pi.branch.entries[..last_part] {
+        file.push_str(&entry.to_string());
+        file.push('\n');
+    }
+    let line = pi.branch.entries[last_part].to_string();
+    file.push_str(&line[..line.len() / 2]);
+
+    let mut session_file =
+        pcd_ledger::SessionFile::from_reader(std::io::Cursor::new(file.into_bytes())).unwrap();
+    assert!(session_file.truncated_tail(), "the torn line is reported");
+    assert!(
+        session_file.problems().is_empty(),
+        "and it is not malformed"
+    );
+    let branch = session_file.branch_for(None).unwrap();
+    let replay = session_file.fold_branch(&branch).unwrap();
+    let codes: Vec<_> = replay.findings.iter().map(|f| f.code).collect();
+    assert_eq!(codes, [pcd_model::AuditFindingCode::TornRound]);
+    assert!(!replay.state.is_tool_available("pie_chart"));
+    let entries = session_file.read_branch(&branch).unwrap();
+
+    let mut resumed = Pi::start_with(
+        s.clone(),
+        ScopedAllowlist::default(),
+        Branch { entries },
+        pi.tools.clone(),
+    );
+    let mut reference = Pi::start_with(
+        s.clone(),
+        ScopedAllowlist::default(),
+        old_branch,
+        pi.tools.clone(),
+    );
+    assert_eq!(resumed.session.branch(), Some(&replay.state));
+    assert_eq!(resumed.session.branch(), reference.session.branch());
+    resumed.boundary(BoundaryKind::Reconcile);
+    reference.boundary(BoundaryKind::Reconcile);
+    let tools = pi.tools.clone();
+    assert_eq!(
+        verdicts(&mut resumed.session, &tools),
+        verdicts(&mut reference.session, &tools)
+    );
+    assert!(resumed.call("pie_chart").is_some());
+}

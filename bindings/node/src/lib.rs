@@ -21,7 +21,6 @@ use context_decisions::tools_tab::ToolsDialog;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use pcd_config_reader::PiVersion;
-use pcd_picker::request::{Cancellation, DecisionModel, DecisionRequest};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -190,30 +189,7 @@ impl Task for HttpJob {
                 .collect();
             return Ok(answers_json(&failed));
         };
-        let cancel = Cancellation::default();
-        let mut out: Vec<Answer> = Vec::with_capacity(self.requests.len());
-        for wave in self.requests.chunks(self.concurrency.max(1)) {
-            let answered: Vec<Answer> = std::thread::scope(|s| {
-                let handles: Vec<_> = wave
-                    .iter()
-                    .map(|body| {
-                        let request = DecisionRequest {
-                            prompt: String::new(),
-                            ids: Vec::new(),
-                            body: body.clone(),
-                        };
-                        let cancel = &cancel;
-                        let deadline = self.deadline;
-                        s.spawn(move || scorer.answer(&request, deadline, cancel))
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or(Err(ModelError::Unavailable)))
-                    .collect()
-            });
-            out.extend(answered);
-        }
+        let out = scorer.answer_job(&self.requests, self.concurrency, self.deadline);
         Ok(answers_json(&out))
     }
 

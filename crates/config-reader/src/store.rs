@@ -16,6 +16,13 @@
 //! one. So two Pi windows saving at once lose nothing, unknown fields and every saved name stay
 //! (invalid or unmatched ones too), and a failed save leaves the old file as it was. A file that
 //! cannot be read is never overwritten: that would lose what is in it.
+//!
+//! A save that fails (an I/O error, a full disk, a quota, a short write that cannot be
+//! finished) at any step before the rename leaves the old file byte for byte and removes its
+//! temporary file; the error names the file and the step ([`StoreStep`]), never a path or a
+//! value. A save that crashed between steps can leave a temporary file behind; the next save
+//! removes it under the lock. The tests make every step fail through a private seam (`SaveFs`)
+//! and crash the process between steps.
 
 use crate::bounded::{read_bounded, FileRead};
 use pcd_model::{
@@ -60,15 +67,71 @@ impl StoreFile {
     }
 }
 
+/// The steps of reading and saving a file, in the order a save takes them. A save that fails
+/// at any step before [`StoreStep::SyncFolder`] leaves the file exactly as it was and no
+/// temporary file behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StoreStep {
+    /// Creating the file's folder.
+    CreateFolder,
+    /// Creating or locking the `.lock` file beside the file.
+    Lock,
+    /// Reading the file (on its own, or under the lock before a save).
+    Read,
+    /// Creating the temporary file beside the file.
+    CreateTemporary,
+    /// Writing the new content to the temporary file.
+    Write,
+    /// Syncing the temporary file to the disk.
+    Sync,
+    /// Renaming the temporary file over the file.
+    Rename,
+    /// Syncing the folder after the rename. The new content is in place (every reader sees it),
+    /// but a power loss may still bring back the old one.
+    SyncFolder,
+}
+
+impl StoreStep {
+    /// Every step, in the order a save takes them.
+    pub const ALL: [StoreStep; 8] = [
+        StoreStep::CreateFolder,
+        StoreStep::Lock,
+        StoreStep::Read,
+        StoreStep::CreateTemporary,
+        StoreStep::Write,
+        StoreStep::Sync,
+        StoreStep::Rename,
+        StoreStep::SyncFolder,
+    ];
+
+    fn describe(self) -> &'static str {
+        match self {
+            StoreStep::CreateFolder => "was not saved: creating its folder failed",
+            StoreStep::Lock => "was not saved: taking its lock failed",
+            StoreStep::Read => "could not be read",
+            StoreStep::CreateTemporary => "was not saved: creating the temporary file failed",
+            StoreStep::Write => "was not saved: writing the temporary file failed",
+            StoreStep::Sync => "was not saved: syncing the temporary file failed",
+            StoreStep::Rename => "was not saved: renaming the temporary file over it failed",
+            StoreStep::SyncFolder => {
+                "was saved, but syncing its folder failed, so a power loss may undo the save"
+            }
+        }
+    }
+}
+
 /// Why a file could not be read or written. Names the file and the problem; never a path's
 /// content, a value or a system message that could carry one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
-    /// Reading, writing, syncing, renaming or locking failed.
-    #[error("{} could not be read or written ({kind})", file.describe())]
+    /// A step of reading or saving the file failed (an I/O error, a full disk, a quota, a
+    /// read-only file system, a file size limit).
+    #[error("{} {} ({kind})", file.describe(), step.describe())]
     Io {
         /// Which file.
         file: StoreFile,
+        /// Which step failed.
+        step: StoreStep,
         /// The operating system's error kind.
         kind: std::io::ErrorKind,
     },
@@ -131,12 +194,23 @@ pub enum Loaded<T> {
 
 /// The raw JSON object of a file, or why there is none.
 fn read_object(path: &Path, file: StoreFile) -> Result<Option<Map<String, Value>>, StoreError> {
-    let bytes = match read_bounded(path, MAX_SETTINGS_FILE_BYTES) {
+    object_of(read_bounded(path, MAX_SETTINGS_FILE_BYTES), file)
+}
+
+/// What one bounded read gave, as a JSON object.
+fn object_of(read: FileRead, file: StoreFile) -> Result<Option<Map<String, Value>>, StoreError> {
+    let bytes = match read {
         FileRead::Absent => return Ok(None),
         FileRead::Bytes(bytes) => bytes,
         FileRead::NotRegular => return Err(StoreError::NotRegularFile { file }),
         FileRead::TooLarge => return Err(StoreError::TooLarge { file }),
-        FileRead::Unreadable(kind) => return Err(StoreError::Io { file, kind }),
+        FileRead::Unreadable(kind) => {
+            return Err(StoreError::Io {
+                file,
+                step: StoreStep::Read,
+                kind,
+            })
+        }
     };
     parse_object(&bytes, file).map(Some)
 }
@@ -367,10 +441,18 @@ pub fn save_global_settings(
     agent_dir: &Path,
     change: &SettingsChange,
 ) -> Result<(Settings, Vec<SettingsWarning>), StoreError> {
+    save_global_settings_with(&Os, agent_dir, change)
+}
+
+fn save_global_settings_with(
+    fs: &dyn SaveFs,
+    agent_dir: &Path,
+    change: &SettingsChange,
+) -> Result<(Settings, Vec<SettingsWarning>), StoreError> {
     let file = StoreFile::GlobalSettings;
     validate_additions(&change.allowlists, file)?;
     let path = global_settings_path(agent_dir);
-    let saved = update(&path, file, |root| {
+    let saved = update(fs, &path, file, |root| {
         for (section, key, value) in &change.sets {
             section_mut(root, section).insert((*key).to_owned(), value.clone());
         }
@@ -403,10 +485,18 @@ pub fn save_project_allowlist(
     cwd: &Path,
     change: &AllowlistChange,
 ) -> Result<(ScopedAllowlist, Vec<SettingsWarning>), StoreError> {
+    save_project_allowlist_with(&Os, cwd, change)
+}
+
+fn save_project_allowlist_with(
+    fs: &dyn SaveFs,
+    cwd: &Path,
+    change: &AllowlistChange,
+) -> Result<(ScopedAllowlist, Vec<SettingsWarning>), StoreError> {
     let file = StoreFile::ProjectAllowlists;
     validate_additions(change, file)?;
     let path = project_allowlist_path(cwd);
-    let saved = update(&path, file, |root| {
+    let saved = update(fs, &path, file, |root| {
         apply_allowlists(root, change);
         root.entry("alwaysAllowed".to_owned())
             .or_insert_with(|| Value::Array(Vec::new()));
@@ -416,33 +506,37 @@ pub fn save_project_allowlist(
 
 /// Read-modify-write under the lock; the new content is returned.
 fn update(
+    fs: &dyn SaveFs,
     path: &Path,
     file: StoreFile,
     modify: impl FnOnce(&mut Map<String, Value>),
 ) -> Result<Map<String, Value>, StoreError> {
-    let io = |e: std::io::Error| StoreError::Io {
-        file,
-        kind: e.kind(),
+    let failed = |step: StoreStep| {
+        move |e: std::io::Error| StoreError::Io {
+            file,
+            step,
+            kind: e.kind(),
+        }
     };
     let dir = path.parent().ok_or(StoreError::Io {
         file,
+        step: StoreStep::CreateFolder,
         kind: std::io::ErrorKind::InvalidInput,
     })?;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(io)?;
-    let _lock = Lock::take(&lock_path(path)).map_err(io)?;
-    let mut root = read_object(path, file)?.unwrap_or_default();
+    fs.create_folder(dir)
+        .map_err(failed(StoreStep::CreateFolder))?;
+    let _lock = fs.lock(&lock_path(path)).map_err(failed(StoreStep::Lock))?;
+    let mut root = object_of(fs.read(path, MAX_SETTINGS_FILE_BYTES), file)?.unwrap_or_default();
     modify(&mut root);
     let mut text =
         serde_json::to_string_pretty(&Value::Object(root.clone())).map_err(|_| StoreError::Io {
             file,
+            step: StoreStep::Write,
             kind: std::io::ErrorKind::InvalidData,
         })?;
     text.push('\n');
-    write_atomically(path, dir, text.as_bytes()).map_err(io)?;
+    remove_leftovers(fs, path, dir);
+    write_atomically(fs, path, dir, text.as_bytes()).map_err(|(step, e)| failed(step)(e))?;
     Ok(root)
 }
 
@@ -452,37 +546,164 @@ fn lock_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
+/// `.<name>.tmp-`: the start of the name of every temporary file of `path`.
+fn temp_prefix(path: &Path) -> std::ffi::OsString {
+    let mut name = std::ffi::OsString::from(".");
+    name.push(path.file_name().unwrap_or_default());
+    name.push(".tmp-");
+    name
+}
+
+/// Removes temporary files of `path` left by a save that crashed between creating and renaming
+/// one. Called under the lock: every saver holds it while its temporary file exists, so any
+/// temporary file seen now belongs to no save in progress. Failing to remove one is not an
+/// error (the next save tries again).
+fn remove_leftovers(fs: &dyn SaveFs, path: &Path, dir: &Path) {
+    let prefix = temp_prefix(path);
+    let prefix = prefix.as_encoded_bytes();
+    let Ok(names) = fs.list_folder(dir) else {
+        return;
+    };
+    for name in names {
+        if name.as_encoded_bytes().starts_with(prefix) {
+            let _ = fs.remove(&dir.join(name));
+        }
+    }
+}
+
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Writes `bytes` to a new temporary file beside `path` (mode 0600), syncs it, renames it over
-/// `path` and syncs the folder. On any failure the temporary file is removed and `path` is as
-/// it was.
-fn write_atomically(path: &Path, dir: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut name = std::ffi::OsString::from(".");
-    name.push(path.file_name().unwrap_or_default());
+/// `path` and syncs the folder. On a failure before the rename the temporary file is removed
+/// and `path` is as it was; the failing step is returned with the error.
+fn write_atomically(
+    fs: &dyn SaveFs,
+    path: &Path,
+    dir: &Path,
+    bytes: &[u8],
+) -> Result<(), (StoreStep, std::io::Error)> {
+    // A name no live save uses: this process's id and a counter (a file of that name could only
+    // be a crashed process's leftover that could not be removed).
+    let mut name = temp_prefix(path);
     name.push(format!(
-        ".tmp-{}-{}",
+        "{}-{}",
         std::process::id(),
         TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
     let temp = dir.join(name);
+    let mut f = fs
+        .create_temporary(&temp)
+        .map_err(|e| (StoreStep::CreateTemporary, e))?;
     let result = (|| {
-        let mut f = OpenOptions::new()
+        write_all(fs, &mut f, bytes).map_err(|e| (StoreStep::Write, e))?;
+        fs.sync(&f).map_err(|e| (StoreStep::Sync, e))?;
+        drop(f);
+        fs.rename(&temp, path).map_err(|e| (StoreStep::Rename, e))
+    })();
+    if result.is_err() {
+        let _ = fs.remove(&temp);
+        return result;
+    }
+    fs.sync_folder(dir).map_err(|e| (StoreStep::SyncFolder, e))
+}
+
+/// `write_all` over [`SaveFs::write`]: short writes are continued, a write that takes nothing
+/// is an error (`WriteZero`), an interrupted one is retried.
+fn write_all(fs: &dyn SaveFs, file: &mut File, mut bytes: &[u8]) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        match fs.write(file, bytes) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                bytes = bytes
+                    .get(n..)
+                    .ok_or(std::io::Error::from(std::io::ErrorKind::InvalidData))?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// The file operations of a save, one method per step ([`StoreStep`]), so that tests can make
+/// any of them fail, write short or crash (see `tests::Faulty`). [`Os`] is the only other
+/// implementation.
+trait SaveFs {
+    /// Creates `dir` and the folders above it (mode 0700).
+    fn create_folder(&self, dir: &Path) -> std::io::Result<()>;
+    /// Takes the exclusive lock on the lock file at `path`, creating it.
+    fn lock(&self, path: &Path) -> std::io::Result<Lock>;
+    /// Reads the file at `path`, bounded.
+    fn read(&self, path: &Path, limit: u64) -> FileRead;
+    /// Creates the temporary file at `path` (new, mode 0600, not through a symlink).
+    fn create_temporary(&self, path: &Path) -> std::io::Result<File>;
+    /// One `write` call: may take fewer bytes than given.
+    fn write(&self, file: &mut File, bytes: &[u8]) -> std::io::Result<usize>;
+    /// Syncs the file's content to the disk.
+    fn sync(&self, file: &File) -> std::io::Result<()>;
+    /// Renames `from` over `to`.
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()>;
+    /// Syncs the folder, so the rename survives a power loss.
+    fn sync_folder(&self, dir: &Path) -> std::io::Result<()>;
+    /// The names in a folder.
+    fn list_folder(&self, dir: &Path) -> std::io::Result<Vec<std::ffi::OsString>>;
+    /// Removes a file.
+    fn remove(&self, path: &Path) -> std::io::Result<()>;
+}
+
+/// The real file system.
+struct Os;
+
+impl SaveFs for Os {
+    fn create_folder(&self, dir: &Path) -> std::io::Result<()> {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+    }
+
+    fn lock(&self, path: &Path) -> std::io::Result<Lock> {
+        Lock::take(path)
+    }
+
+    fn read(&self, path: &Path, limit: u64) -> FileRead {
+        read_bounded(path, limit)
+    }
+
+    fn create_temporary(&self, path: &Path) -> std::io::Result<File> {
+        OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW)
-            .open(&temp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&temp, path)?;
-        File::open(dir)?.sync_all()
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
+            .open(path)
     }
-    result
+
+    fn write(&self, file: &mut File, bytes: &[u8]) -> std::io::Result<usize> {
+        file.write(bytes)
+    }
+
+    fn sync(&self, file: &File) -> std::io::Result<()> {
+        file.sync_all()
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        std::fs::rename(from, to)
+    }
+
+    fn sync_folder(&self, dir: &Path) -> std::io::Result<()> {
+        File::open(dir)?.sync_all()
+    }
+
+    fn list_folder(&self, dir: &Path) -> std::io::Result<Vec<std::ffi::OsString>> {
+        std::fs::read_dir(dir)?
+            .map(|entry| entry.map(|e| e.file_name()))
+            .collect()
+    }
+
+    fn remove(&self, path: &Path) -> std::io::Result<()> {
+        std::fs::remove_file(path)
+    }
 }
 
 /// An exclusive advisory lock (`flock`) on a lock file, released when dropped (the descriptor
@@ -791,7 +1012,7 @@ mod tests {
         // is removed.
         let target = path.parent().unwrap();
         std::fs::create_dir_all(target.join("occupied.json/x")).unwrap();
-        let err = write_atomically(&target.join("occupied.json"), target, b"{}");
+        let err = write_atomically(&Os, &target.join("occupied.json"), target, b"{}");
         assert!(err.is_err());
         let leftovers: Vec<_> = std::fs::read_dir(target)
             .unwrap()
@@ -884,5 +1105,519 @@ mod tests {
             Loaded::Read { value, .. } => assert_eq!(value.groups.len(), 2 * per_writer),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A [`SaveFs`] over the real file system that fails, writes short or crashes on demand.
+    struct Faulty {
+        fault: Option<Fault>,
+        /// Every `write` call takes at most this many bytes.
+        short: Option<usize>,
+        /// Removing a file fails.
+        no_remove: bool,
+        calls: std::cell::RefCell<std::collections::HashMap<StoreStep, usize>>,
+        fired: std::cell::Cell<bool>,
+    }
+
+    #[derive(Debug, Clone, Copy)]
+    enum Fault {
+        /// The `nth` call (1-based) of `step` fails with `errno`.
+        Fail {
+            step: StoreStep,
+            nth: usize,
+            errno: i32,
+        },
+        /// The process ends just before the first call of the step, with no cleanup of any
+        /// kind: a crash between two steps of a save.
+        Crash(StoreStep),
+    }
+
+    /// The exit code of a process ended by [`Fault::Crash`].
+    const CRASH_EXIT: i32 = 86;
+
+    impl Faulty {
+        fn new(fault: Option<Fault>, short: Option<usize>) -> Faulty {
+            Faulty {
+                fault,
+                short,
+                no_remove: false,
+                calls: Default::default(),
+                fired: Default::default(),
+            }
+        }
+
+        fn enter(&self, step: StoreStep) -> std::io::Result<()> {
+            let n = {
+                let mut calls = self.calls.borrow_mut();
+                let n = calls.entry(step).or_default();
+                *n += 1;
+                *n
+            };
+            match self.fault {
+                Some(Fault::Fail {
+                    step: at,
+                    nth,
+                    errno,
+                }) if at == step && nth == n => {
+                    self.fired.set(true);
+                    Err(std::io::Error::from_raw_os_error(errno))
+                }
+                Some(Fault::Crash(at)) if at == step => std::process::exit(CRASH_EXIT),
+                _ => Ok(()),
+            }
+        }
+    }
+
+    impl SaveFs for Faulty {
+        fn create_folder(&self, dir: &Path) -> std::io::Result<()> {
+            self.enter(StoreStep::CreateFolder)?;
+            Os.create_folder(dir)
+        }
+        fn lock(&self, path: &Path) -> std::io::Result<Lock> {
+            self.enter(StoreStep::Lock)?;
+            Os.lock(path)
+        }
+        fn read(&self, path: &Path, limit: u64) -> FileRead {
+            match self.enter(StoreStep::Read) {
+                Ok(()) => Os.read(path, limit),
+                Err(e) => FileRead::Unreadable(e.kind()),
+            }
+        }
+        fn create_temporary(&self, path: &Path) -> std::io::Result<File> {
+            self.enter(StoreStep::CreateTemporary)?;
+            Os.create_temporary(path)
+        }
+        fn write(&self, file: &mut File, bytes: &[u8]) -> std::io::Result<usize> {
+            self.enter(StoreStep::Write)?;
+            let n = self.short.map_or(bytes.len(), |max| max.min(bytes.len()));
+            Os.write(file, &bytes[..n])
+        }
+        fn sync(&self, file: &File) -> std::io::Result<()> {
+            self.enter(StoreStep::Sync)?;
+            Os.sync(file)
+        }
+        fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+            self.enter(StoreStep::Rename)?;
+            Os.rename(from, to)
+        }
+        fn sync_folder(&self, dir: &Path) -> std::io::Result<()> {
+            self.enter(StoreStep::SyncFolder)?;
+            Os.sync_folder(dir)
+        }
+        fn list_folder(&self, dir: &Path) -> std::io::Result<Vec<std::ffi::OsString>> {
+            Os.list_folder(dir)
+        }
+        fn remove(&self, path: &Path) -> std::io::Result<()> {
+            if self.no_remove {
+                return Err(std::io::Error::from_raw_os_error(libc::EACCES));
+            }
+            Os.remove(path)
+        }
+    }
+
+    /// Planted in the folder's path, the old file and the change: no error may show it.
+    const PLANTED: &str = "sk-PLANTED-4c1d";
+
+    /// Which file a fault test saves.
+    #[derive(Debug, Clone, Copy)]
+    enum Target {
+        Global,
+        Project,
+    }
+
+    impl Target {
+        fn file(self) -> StoreFile {
+            match self {
+                Target::Global => StoreFile::GlobalSettings,
+                Target::Project => StoreFile::ProjectAllowlists,
+            }
+        }
+
+        fn path(self, root: &Path) -> PathBuf {
+            match self {
+                Target::Global => global_settings_path(root),
+                Target::Project => project_allowlist_path(root),
+            }
+        }
+
+        /// An old file with an unknown field holding a secret, a valid and an invalid entry.
+        fn old(self) -> String {
+            match self {
+                Target::Global => format!(
+                    "{{\"zeta\":\"{PLANTED}\",\"tools\":{{\"enabled\":false,\
+                     \"alwaysAllowedTools\":[\"keep_me\",\"drop_me\",\"bad name\"]}}}}\n"
+                ),
+                Target::Project => format!(
+                    "{{\"zeta\":\"{PLANTED}\",\"alwaysAllowedTools\":[\"keep_me\",\"drop_me\"],\
+                     \"alwaysAllowedMcpServers\":[\"docs\"],\"alwaysAllowed\":[\"skill\"]}}\n"
+                ),
+            }
+        }
+
+        /// Adds a tool and a group and removes one tool (a global save also switches
+        /// filtering on).
+        fn save(self, fs: &dyn SaveFs, root: &Path) -> Result<Vec<String>, StoreError> {
+            let edit = AllowlistChange {
+                tools: ListEdit {
+                    add: vec![format!("{PLANTED}_tool"), "web_fetch".into()],
+                    remove: vec!["drop_me".into()],
+                },
+                groups: ListEdit {
+                    add: vec!["dev-radius".into()],
+                    remove: vec![],
+                },
+            };
+            match self {
+                Target::Global => {
+                    let change = SettingsChange {
+                        allowlists: edit,
+                        ..SettingsChange::default()
+                    }
+                    .set("tools.enabled", json!(true))?;
+                    save_global_settings_with(fs, root, &change)
+                        .map(|(s, _)| granted(&s.global_allowlist()))
+                }
+                Target::Project => {
+                    save_project_allowlist_with(fs, root, &edit).map(|(l, _)| granted(&l))
+                }
+            }
+        }
+
+        /// What a reader grants from the file now: the allowlisted names, sorted, and whether
+        /// filtering is on.
+        fn read(self, root: &Path) -> (Vec<String>, bool) {
+            match self {
+                Target::Global => match read_global_settings(root) {
+                    Loaded::Absent => (Vec::new(), false),
+                    Loaded::Read { value, .. } => {
+                        (granted(&value.global_allowlist()), value.tools.enabled)
+                    }
+                    Loaded::Unreadable(e) => panic!("{e:?}"),
+                },
+                Target::Project => match read_project_allowlist(root) {
+                    Loaded::Absent => (Vec::new(), false),
+                    Loaded::Read { value, .. } => (granted(&value), false),
+                    Loaded::Unreadable(e) => panic!("{e:?}"),
+                },
+            }
+        }
+    }
+
+    fn granted(list: &ScopedAllowlist) -> Vec<String> {
+        let mut names: Vec<String> = list
+            .tools
+            .iter()
+            .map(|t| format!("tool:{t:?}"))
+            .chain(list.groups.iter().map(|g| format!("group:{g:?}")))
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn leftovers(folder: &Path) -> Vec<String> {
+        std::fs::read_dir(folder)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.contains(".tmp-"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// A root folder whose path holds [`PLANTED`], with the old file written when given.
+    fn planted_root(dir: &TestDir, target: Target, old: Option<&str>) -> PathBuf {
+        let root = dir.path().join(PLANTED);
+        std::fs::create_dir_all(&root).unwrap();
+        if let Some(old) = old {
+            let path = target.path(&root);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, old).unwrap();
+        }
+        root
+    }
+
+    /// What the file holds after a save that nothing disturbed: the new content, exactly.
+    fn clean_result(target: Target, old: Option<&str>) -> (Vec<u8>, (Vec<String>, bool)) {
+        let dir = TestDir::new();
+        let root = planted_root(&dir, target, old);
+        target.save(&Os, &root).unwrap();
+        (
+            std::fs::read(target.path(&root)).unwrap(),
+            target.read(&root),
+        )
+    }
+
+    /// I/O errors, a full disk, a quota, a file size limit, a read-only file system and a denied
+    /// access at every step of a save, with and without short writes before them, to both
+    /// files, with and without an old file. After each: the file is byte for byte the old one
+    /// (or still absent), or, when only the folder's sync failed after the rename, exactly the
+    /// new one; no temporary file is left; the error names the file and the step and nothing
+    /// else; a reader grants exactly what it granted before (or, after the rename, what the
+    /// change asked for, never more); and the next save works.
+    #[test]
+    fn a_fault_at_any_step_leaves_the_old_file_or_exactly_the_new_one() {
+        let errnos = [
+            libc::EIO,
+            libc::ENOSPC,
+            libc::EDQUOT,
+            libc::EFBIG,
+            libc::EROFS,
+            libc::EACCES,
+        ];
+        let mut cases = 0;
+        for target in [Target::Global, Target::Project] {
+            let old_text = target.old();
+            for old in [Some(old_text.as_str()), None] {
+                let (new_bytes, new_read) = clean_result(target, old);
+                for step in StoreStep::ALL {
+                    // Short writes of 1 and 7 bytes before the failing write call.
+                    let writes: &[(Option<usize>, usize)] = if step == StoreStep::Write {
+                        &[
+                            (None, 1),
+                            (Some(7), 1),
+                            (Some(7), 2),
+                            (Some(7), 20),
+                            (Some(1), 150),
+                        ]
+                    } else {
+                        &[(None, 1), (Some(7), 1)]
+                    };
+                    for &(short, nth) in writes {
+                        for errno in errnos {
+                            let dir = TestDir::new();
+                            let root = planted_root(&dir, target, old);
+                            let path = target.path(&root);
+                            let before = target.read(&root);
+                            let fs = Faulty::new(Some(Fault::Fail { step, nth, errno }), short);
+                            let case = format!("{target:?} old={} {step:?} errno={errno} short={short:?} nth={nth}", old.is_some());
+                            let error = target.save(&fs, &root).unwrap_err();
+                            assert!(fs.fired.get(), "{case}: the fault was not reached");
+                            let kind = std::io::Error::from_raw_os_error(errno).kind();
+                            assert_eq!(
+                                error,
+                                StoreError::Io {
+                                    file: target.file(),
+                                    step,
+                                    kind
+                                },
+                                "{case}"
+                            );
+                            let text = error.to_string();
+                            assert!(text.starts_with(target.file().describe()), "{case}: {text}");
+                            assert!(text.contains(step.describe()), "{case}: {text}");
+                            assert!(
+                                !text.contains("PLANTED") && !text.contains('/'),
+                                "{case}: {text}"
+                            );
+                            let on_disk = std::fs::read(&path).ok();
+                            if step == StoreStep::SyncFolder {
+                                assert_eq!(on_disk.as_deref(), Some(&new_bytes[..]), "{case}");
+                                assert_eq!(target.read(&root), new_read, "{case}");
+                            } else {
+                                assert_eq!(on_disk.as_deref(), old.map(str::as_bytes), "{case}");
+                                assert_eq!(target.read(&root), before, "{case}");
+                            }
+                            assert_eq!(
+                                leftovers(path.parent().unwrap()),
+                                Vec::<String>::new(),
+                                "{case}"
+                            );
+                            // Nothing is left that stops the next save.
+                            target.save(&Os, &root).unwrap();
+                            assert_eq!(std::fs::read(&path).unwrap(), new_bytes, "{case}");
+                            cases += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(cases, 2 * 2 * 6 * (7 * 2 + 5));
+    }
+
+    /// Short writes alone (the kernel taking 1 or 7 bytes a call) give exactly the new file.
+    #[test]
+    fn short_writes_are_continued_to_the_whole_file() {
+        for target in [Target::Global, Target::Project] {
+            let old = target.old();
+            let (new_bytes, _) = clean_result(target, Some(&old));
+            for short in [1, 7, 4096] {
+                let dir = TestDir::new();
+                let root = planted_root(&dir, target, Some(&old));
+                target.save(&Faulty::new(None, Some(short)), &root).unwrap();
+                assert_eq!(std::fs::read(target.path(&root)).unwrap(), new_bytes);
+            }
+        }
+    }
+
+    /// A temporary file that could not be removed after a failed rename (or one left by a
+    /// crash) is removed by the next save, under the lock.
+    #[test]
+    fn the_next_save_removes_a_temporary_file_left_behind() {
+        let target = Target::Project;
+        let old = target.old();
+        let (new_bytes, _) = clean_result(target, Some(&old));
+        let dir = TestDir::new();
+        let root = planted_root(&dir, target, Some(&old));
+        let path = target.path(&root);
+        let mut fs = Faulty::new(
+            Some(Fault::Fail {
+                step: StoreStep::Rename,
+                nth: 1,
+                errno: libc::EIO,
+            }),
+            None,
+        );
+        fs.no_remove = true;
+        target.save(&fs, &root).unwrap_err();
+        assert_eq!(std::fs::read(&path).unwrap(), old.as_bytes());
+        assert_eq!(leftovers(path.parent().unwrap()).len(), 1);
+        target.save(&Os, &root).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), new_bytes);
+        assert_eq!(leftovers(path.parent().unwrap()), Vec::<String>::new());
+    }
+
+    const CRASH_ROOT: &str = "PCD_STORE_TEST_CRASH_ROOT";
+    const CRASH_STEP: &str = "PCD_STORE_TEST_CRASH_STEP";
+    const CRASH_TARGET: &str = "PCD_STORE_TEST_CRASH_TARGET";
+
+    /// The saver half of [`a_crash_between_the_steps_of_a_save_leaves_the_old_or_the_new_file`],
+    /// run in a child process that ends just before its step.
+    #[test]
+    #[ignore = "run as a child process by a_crash_between_the_steps_of_a_save_..."]
+    fn child_crashing_saver() {
+        let (Ok(root), Ok(step), Ok(target)) = (
+            std::env::var(CRASH_ROOT),
+            std::env::var(CRASH_STEP),
+            std::env::var(CRASH_TARGET),
+        ) else {
+            return;
+        };
+        let step = StoreStep::ALL[step.parse::<usize>().unwrap()];
+        let target = if target == "global" {
+            Target::Global
+        } else {
+            Target::Project
+        };
+        let fs = Faulty::new(Some(Fault::Crash(step)), None);
+        let _ = target.save(&fs, Path::new(&root));
+        // Not reached: the process ended at the step.
+    }
+
+    /// A process that dies between any two steps of a save (no destructor, no cleanup) leaves
+    /// the old file byte for byte, or after the rename exactly the new one; whatever temporary
+    /// file it left is removed by the next save, which works.
+    #[test]
+    fn a_crash_between_the_steps_of_a_save_leaves_the_old_or_the_new_file() {
+        let exe = std::env::current_exe().unwrap();
+        for (target, name) in [(Target::Global, "global"), (Target::Project, "project")] {
+            let old = target.old();
+            let (new_bytes, new_read) = clean_result(target, Some(&old));
+            for (index, step) in StoreStep::ALL.iter().enumerate() {
+                let dir = TestDir::new();
+                let root = planted_root(&dir, target, Some(&old));
+                let path = target.path(&root);
+                let before = target.read(&root);
+                let status = std::process::Command::new(&exe)
+                    .args([
+                        "--exact",
+                        "store::tests::child_crashing_saver",
+                        "--ignored",
+                        "--quiet",
+                    ])
+                    .env(CRASH_ROOT, &root)
+                    .env(CRASH_STEP, index.to_string())
+                    .env(CRASH_TARGET, name)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .unwrap();
+                assert_eq!(
+                    status.code(),
+                    Some(CRASH_EXIT),
+                    "{step:?}: did not crash there"
+                );
+                let on_disk = std::fs::read(&path).unwrap();
+                if *step == StoreStep::SyncFolder {
+                    assert_eq!(on_disk, new_bytes, "{step:?}");
+                    assert_eq!(target.read(&root), new_read, "{step:?}");
+                } else {
+                    assert_eq!(on_disk, old.as_bytes(), "{step:?}");
+                    assert_eq!(target.read(&root), before, "{step:?}");
+                }
+                let left = leftovers(path.parent().unwrap());
+                let expect_left =
+                    matches!(step, StoreStep::Write | StoreStep::Sync | StoreStep::Rename);
+                assert_eq!(left.len(), usize::from(expect_left), "{step:?}: {left:?}");
+                target.save(&Os, &root).unwrap();
+                assert_eq!(std::fs::read(&path).unwrap(), new_bytes, "{step:?}");
+                assert_eq!(
+                    leftovers(path.parent().unwrap()),
+                    Vec::<String>::new(),
+                    "{step:?}"
+                );
+            }
+        }
+    }
+
+    const LIMIT_ROOT: &str = "PCD_STORE_TEST_LIMIT_ROOT";
+
+    /// The saver half of [`a_real_file_size_limit_fails_the_write_and_keeps_the_old_file`], run
+    /// under a file size limit of 1 KiB (`ulimit -f 2`, with `SIGXFSZ` ignored so the kernel
+    /// answers `EFBIG`).
+    #[test]
+    #[ignore = "run as a child process by a_real_file_size_limit_fails_the_write_..."]
+    fn child_saver_under_a_size_limit() {
+        let Ok(root) = std::env::var(LIMIT_ROOT) else {
+            return;
+        };
+        let root = Path::new(&root);
+        let many: Vec<String> = (0..200)
+            .map(|i| format!("a_rather_long_tool_name_{i}"))
+            .collect();
+        let change = tools(&many.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+        let error = save_project_allowlist(root, &change).unwrap_err();
+        assert_eq!(
+            error,
+            StoreError::Io {
+                file: StoreFile::ProjectAllowlists,
+                step: StoreStep::Write,
+                kind: std::io::ErrorKind::FileTooLarge,
+            }
+        );
+    }
+
+    /// A real short write and a real error from the kernel: under a file size limit the first
+    /// write of a temporary file larger than the limit is cut short and the next one fails
+    /// with `EFBIG`, as a full disk fails. The old file is kept, no temporary file is left,
+    /// and the same save works without the limit.
+    #[test]
+    fn a_real_file_size_limit_fails_the_write_and_keeps_the_old_file() {
+        let dir = TestDir::new();
+        let old = br#"{"alwaysAllowedTools":["keep_me"],"alwaysAllowed":[]}"#;
+        let path = dir.write(".pi/pi-context-decisions.json", old);
+        let exe = std::env::current_exe().unwrap();
+        let status = std::process::Command::new("/bin/sh")
+            .args([
+                "-c",
+                "trap '' XFSZ; ulimit -f 2 && exec \"$0\" \"$@\"",
+                exe.to_str().unwrap(),
+                "--exact",
+                "store::tests::child_saver_under_a_size_limit",
+                "--ignored",
+                "--quiet",
+            ])
+            .env(LIMIT_ROOT, dir.path())
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "{status:?}");
+        assert_eq!(std::fs::read(&path).unwrap(), old);
+        assert_eq!(leftovers(path.parent().unwrap()), Vec::<String>::new());
+        let many: Vec<String> = (0..200)
+            .map(|i| format!("a_rather_long_tool_name_{i}"))
+            .collect();
+        let change = tools(&many.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+        save_project_allowlist(dir.path(), &change).unwrap();
+        assert!(std::fs::metadata(&path).unwrap().len() > 1024);
     }
 }

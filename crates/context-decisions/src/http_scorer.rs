@@ -374,6 +374,45 @@ fn dechunk(mut body: &[u8]) -> Option<Vec<u8>> {
     }
 }
 
+impl HttpScorer {
+    /// Answers a decision job: `requests` are the job's request bodies
+    /// ([`crate::session::DecisionJob::requests`]), asked at most `concurrency` at a time, all
+    /// before `deadline`. One answer per request, in order, for
+    /// [`crate::session::Session::decided`]; a request that fails, times out or panics is
+    /// answered with its [`ModelError`], never left out.
+    pub fn answer_job(
+        &self,
+        requests: &[String],
+        concurrency: usize,
+        deadline: Instant,
+    ) -> Vec<Result<String, ModelError>> {
+        let cancel = Cancellation::default();
+        let mut out = Vec::with_capacity(requests.len());
+        for wave in requests.chunks(concurrency.max(1)) {
+            let answered: Vec<Result<String, ModelError>> = std::thread::scope(|s| {
+                let handles: Vec<_> = wave
+                    .iter()
+                    .map(|body| {
+                        let request = DecisionRequest {
+                            prompt: String::new(),
+                            ids: Vec::new(),
+                            body: body.clone(),
+                        };
+                        let cancel = &cancel;
+                        s.spawn(move || self.answer(&request, deadline, cancel))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or(Err(ModelError::Unavailable)))
+                    .collect()
+            });
+            out.extend(answered);
+        }
+        out
+    }
+}
+
 impl DecisionModel for HttpScorer {
     fn answer(
         &self,

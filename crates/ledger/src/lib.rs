@@ -70,7 +70,7 @@ pub use event::{
 };
 pub use fold::{fold, BranchState, FirstPrompt, Folder, ModeChange, RoundSummary};
 #[cfg(feature = "io")]
-pub use mirror::{Mirror, MirrorError, MirrorReport, MIRROR_SCHEMA_VERSION};
+pub use mirror::{Mirror, MirrorError, MirrorReport, DEFAULT_BUSY_TIMEOUT, MIRROR_SCHEMA_VERSION};
 #[cfg(feature = "io")]
 pub use scan::{EntryType, Head, LineScanner, MAX_DECODED_LINE_BYTES};
 #[cfg(feature = "io")]

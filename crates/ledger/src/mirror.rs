@@ -3,7 +3,10 @@
 //!
 //! Mirroring is idempotent (a file mirrored twice changes nothing), incremental (only lines
 //! after the last mirrored one are read), transactional (one transaction per file: a failure
-//! leaves the previous state) and safe for concurrent readers (WAL). Replaying a branch from the
+//! leaves the previous state) and safe for concurrent readers (WAL). A pass takes the write
+//! lock when it begins and waits up to a busy timeout ([`DEFAULT_BUSY_TIMEOUT`]) for another
+//! writer; past it, or while another process keeps the database locked, it fails with
+//! [`MirrorError::Busy`] and changes nothing. Replaying a branch from the
 //! mirror gives exactly what replaying the JSONL file gives.
 //!
 //! Schema (version 1), documented in `docs/ledger-format.md`:
@@ -23,13 +26,20 @@ use crate::codec::decode_part;
 use crate::scan::EntryType;
 use crate::session::{malformed_code, read_header, LineProblemCode, LineReader, SessionHeader};
 use crate::{fold, BranchReplay, CUSTOM_TYPE};
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
+use std::time::Duration;
+
+/// How long a mirror waits for another connection's lock before failing with
+/// [`MirrorError::Busy`]: five seconds, rusqlite's own default. Long enough for another pass
+/// to finish (the mirror writes about a million names a second, see BENCHMARKS.md), short
+/// enough that a process holding the lock for good is reported instead of hanging an audit.
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The schema version this crate writes.
 pub const MIRROR_SCHEMA_VERSION: i64 = 1;
@@ -102,9 +112,16 @@ pub enum MirrorError {
     /// The session id is not Pi's `[A-Za-z0-9._-]`, at most 128 bytes.
     #[error("the session header's id is not a valid session id")]
     BadSessionId,
+    /// Another connection holds the database's lock (a mirror pass or an audit writing, or a
+    /// process holding an exclusive lock) for longer than the busy timeout. Nothing was
+    /// changed; trying again once it lets go works.
+    #[error(
+        "the mirror database is busy: another connection holds its lock; nothing was changed, try again"
+    )]
+    Busy,
     /// SQLite failed; the previous state is kept.
     #[error("SQLite: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Sqlite(rusqlite::Error),
     /// The database was written by a newer schema.
     #[error("the mirror has schema version {0}; this reader knows {MIRROR_SCHEMA_VERSION}")]
     SchemaVersion(i64),
@@ -114,6 +131,17 @@ pub enum MirrorError {
     /// `--leaf` names an id no mirrored entry has.
     #[error("no mirrored entry has the requested leaf id")]
     UnknownLeaf,
+}
+
+impl From<rusqlite::Error> for MirrorError {
+    fn from(e: rusqlite::Error) -> Self {
+        match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+                MirrorError::Busy
+            }
+            _ => MirrorError::Sqlite(e),
+        }
+    }
 }
 
 impl From<io::Error> for MirrorError {
@@ -146,9 +174,22 @@ pub struct Mirror {
 }
 
 impl Mirror {
-    /// Opens (creating if needed) the mirror at `path`, in WAL mode.
+    /// Opens (creating if needed) the mirror at `path`, in WAL mode, waiting up to
+    /// [`DEFAULT_BUSY_TIMEOUT`] for another connection's lock.
     pub fn open(path: &Path) -> Result<Mirror, MirrorError> {
-        Mirror::init(Connection::open(path)?)
+        Mirror::open_with_busy_timeout(path, DEFAULT_BUSY_TIMEOUT)
+    }
+
+    /// Opens the mirror at `path`, waiting up to `busy_timeout` whenever another connection
+    /// holds the lock this one needs, then failing with [`MirrorError::Busy`]
+    /// (`Duration::ZERO`: fail at once).
+    pub fn open_with_busy_timeout(
+        path: &Path,
+        busy_timeout: Duration,
+    ) -> Result<Mirror, MirrorError> {
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(busy_timeout)?;
+        Mirror::init(conn)
     }
 
     /// A mirror in memory (tests, one-off audits).
@@ -159,7 +200,7 @@ impl Mirror {
     fn init(conn: Connection) -> Result<Mirror, MirrorError> {
         // WAL lets readers (an audit, a second replay) run while a mirror pass writes.
         let _mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
-        conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;")?;
+        conn.execute_batch("PRAGMA synchronous=NORMAL;")?;
         conn.execute_batch(SCHEMA)?;
         let version: Option<String> = conn
             .query_row(
@@ -199,7 +240,12 @@ impl Mirror {
         let (header, header_sha, header_end, header_lines) = read_session_header(&mut source)?;
         let session_id = header.id.clone().ok_or(MirrorError::BadSessionId)?;
         let file_len = source.seek(SeekFrom::End(0))?;
-        let tx = self.conn.transaction()?;
+        // IMMEDIATE: the write lock is taken at BEGIN, where SQLite waits for it (busy
+        // timeout). A deferred transaction reads first, and SQLite never waits when a reader
+        // asks to become a writer: the pass failed at once whenever another writer was active.
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let known: Option<(i64, String, u64, u64, u64)> = tx
             .query_row(
                 "SELECT session_key, header_sha256, mirrored_bytes, mirrored_lines, entry_count

@@ -3,6 +3,7 @@ use crate::{encode_round_chunked, Basis, Boundary, Round, SessionFile};
 use pcd_model::Mode;
 use proptest::prelude::*;
 use std::io::Cursor;
+use std::time::Duration;
 
 /// One generated step of a session: what is appended, and where (`/tree` moves the leaf).
 #[derive(Debug, Clone)]
@@ -401,4 +402,220 @@ fn version_one_files_replay_the_same_from_sqlite() {
     assert_eq!(from_sql.entries, 2);
     assert_eq!(from_sql.entries, from_jsonl.entries);
     assert_eq!(from_sql.state, from_jsonl.state);
+}
+
+/// A fresh folder for a mirror database, removed on drop.
+struct DbDir(std::path::PathBuf);
+
+impl DbDir {
+    fn new(name: &str) -> DbDir {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("pcd-ledger-{name}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        DbDir(dir)
+    }
+
+    fn db(&self) -> std::path::PathBuf {
+        self.0.join("mirror.db")
+    }
+}
+
+impl Drop for DbDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The session of [`sample_steps`] with one more round, and the length of its first part.
+fn grown_session() -> (Vec<u8>, Vec<u8>) {
+    let steps = sample_steps();
+    let first = session(&steps, "s1");
+    let mut more = steps;
+    more.push(Step::User);
+    more.push(Step::Round {
+        tools: vec![42, 43],
+        chunk: 1,
+        drop_part: None,
+        edit: false,
+    });
+    (first, session(&more, "s1"))
+}
+
+fn fresh_dump(bytes: &[u8]) -> Dump {
+    let mut fresh = Mirror::open_in_memory().unwrap();
+    fresh.mirror_reader(Cursor::new(bytes.to_vec())).unwrap();
+    dump(&fresh)
+}
+
+/// Another connection holds the write lock (`BEGIN IMMEDIATE` with a write in flight): a mirror
+/// pass that may not wait fails with [`MirrorError::Busy`], changes nothing, and works when
+/// tried again after the lock is released.
+#[test]
+fn a_busy_database_fails_clearly_keeps_the_previous_state_and_works_when_retried() {
+    let dir = DbDir::new("busy");
+    let (first, grown) = grown_session();
+    let mut mirror = Mirror::open_with_busy_timeout(&dir.db(), Duration::ZERO).unwrap();
+    mirror.mirror_reader(Cursor::new(first.clone())).unwrap();
+    let before = dump(&mirror);
+    let replay_before = mirror.replay("s1", None).unwrap();
+
+    let other = rusqlite::Connection::open(dir.db()).unwrap();
+    other
+        .execute_batch("BEGIN IMMEDIATE; DELETE FROM names; INSERT INTO meta VALUES ('x', 'y');")
+        .unwrap();
+    let error = mirror
+        .mirror_reader(Cursor::new(grown.clone()))
+        .unwrap_err();
+    assert!(matches!(error, MirrorError::Busy), "{error:?}");
+    let text = error.to_string();
+    assert!(
+        text.contains("busy") && !text.contains(dir.0.to_str().unwrap()),
+        "{text}"
+    );
+    // Reading still works (WAL) and sees exactly the previous state.
+    assert_eq!(before, dump(&mirror));
+    let replay_now = mirror.replay("s1", None).unwrap();
+    assert_eq!(replay_now.state, replay_before.state);
+    assert_eq!(replay_now.findings, replay_before.findings);
+
+    other.execute_batch("ROLLBACK").unwrap();
+    mirror.mirror_reader(Cursor::new(grown.clone())).unwrap();
+    assert_eq!(dump(&mirror), fresh_dump(&grown));
+}
+
+static WAITED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static MIRROR_DONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A busy handler that records that the mirror waited, and waits (bounded).
+fn record_and_wait(count: i32) -> bool {
+    WAITED.store(true, std::sync::atomic::Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(1));
+    count < 60_000
+}
+
+/// A writer that commits while a mirror pass waits for its lock: the pass waits (SQLite's
+/// busy handler, which `busy_timeout` installs) and then succeeds. The writer commits only
+/// once the mirror is seen waiting, so nothing here depends on timing.
+#[test]
+fn a_mirror_pass_waits_for_a_writer_and_then_succeeds() {
+    let dir = DbDir::new("wait");
+    let (first, grown) = grown_session();
+    let mut mirror = Mirror::open(&dir.db()).unwrap();
+    mirror.mirror_reader(Cursor::new(first)).unwrap();
+    let other = rusqlite::Connection::open(dir.db()).unwrap();
+    other
+        .execute_batch("BEGIN IMMEDIATE; INSERT INTO meta VALUES ('writer', 'was here');")
+        .unwrap();
+    mirror
+        .connection()
+        .busy_handler(Some(record_and_wait))
+        .unwrap();
+    let writer = std::thread::spawn(move || {
+        // Commits once the mirror waits for it (or gives up waiting when the mirror is done).
+        while !WAITED.load(std::sync::atomic::Ordering::SeqCst)
+            && !MIRROR_DONE.load(std::sync::atomic::Ordering::SeqCst)
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        other.execute_batch("COMMIT").unwrap();
+    });
+    let result = mirror.mirror_reader(Cursor::new(grown.clone()));
+    MIRROR_DONE.store(true, std::sync::atomic::Ordering::SeqCst);
+    writer.join().unwrap();
+    let report = result.unwrap();
+    assert!(WAITED.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(report.entries > 0);
+    assert_eq!(dump(&mirror), fresh_dump(&grown));
+    let writer_row: String = mirror
+        .connection()
+        .query_row("SELECT value FROM meta WHERE key = 'writer'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(writer_row, "was here");
+}
+
+const LOCKER_DB: &str = "PCD_LEDGER_TEST_LOCKER_DB";
+const LOCKER_MODE: &str = "PCD_LEDGER_TEST_LOCKER_MODE";
+
+/// The other process of [`another_process_holding_the_database_busy_or_locked_fails_a_mirror_cleanly`]:
+/// takes the database's lock, says so by creating `<db>.held`, and keeps it until its standard
+/// input closes.
+#[test]
+#[ignore = "run as a child process by another_process_holding_the_database_..."]
+fn child_lock_holder() {
+    let (Ok(db), Ok(mode)) = (std::env::var(LOCKER_DB), std::env::var(LOCKER_MODE)) else {
+        return;
+    };
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    if mode == "exclusive" {
+        // Locked: no other connection may even read.
+        conn.execute_batch("PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE; DELETE FROM names;")
+            .unwrap();
+    } else {
+        conn.execute_batch("BEGIN IMMEDIATE; DELETE FROM names;")
+            .unwrap();
+    }
+    std::fs::write(format!("{db}.held"), b"").unwrap();
+    let mut rest = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut rest);
+    conn.execute_batch("ROLLBACK").unwrap();
+}
+
+/// Another process holds the mirror's write lock (busy), or an exclusive lock that keeps even
+/// readers out (locked): mirroring fails with [`MirrorError::Busy`] instead of waiting forever,
+/// changes nothing, and works once that process lets go.
+#[test]
+fn another_process_holding_the_database_busy_or_locked_fails_a_mirror_cleanly() {
+    let exe = std::env::current_exe().unwrap();
+    for mode in ["busy", "exclusive"] {
+        let dir = DbDir::new(mode);
+        let (first, grown) = grown_session();
+        let mut mirror = Mirror::open(&dir.db()).unwrap();
+        mirror.mirror_reader(Cursor::new(first.clone())).unwrap();
+        let before = dump(&mirror);
+        drop(mirror);
+        let held = dir.0.join("mirror.db.held");
+        let mut child = std::process::Command::new(&exe)
+            .args([
+                "--exact",
+                "mirror::tests::child_lock_holder",
+                "--ignored",
+                "--quiet",
+            ])
+            .env(LOCKER_DB, dir.db())
+            .env(LOCKER_MODE, mode)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Waits for the other process to hold the lock (it says so with a file).
+        for _ in 0..60_000 {
+            if held.exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(held.exists(), "{mode}: the lock holder did not start");
+        let attempt = Mirror::open_with_busy_timeout(&dir.db(), Duration::ZERO)
+            .and_then(|mut m| m.mirror_reader(Cursor::new(grown.clone())).map(|_| m));
+        match attempt {
+            Err(MirrorError::Busy) => {}
+            Err(other) => panic!("{mode}: {other:?}"),
+            Ok(_) => panic!("{mode}: mirrored while another process held the lock"),
+        }
+        drop(child.stdin.take());
+        assert!(child.wait().unwrap().success(), "{mode}");
+        let mut mirror = Mirror::open_with_busy_timeout(&dir.db(), Duration::ZERO).unwrap();
+        assert_eq!(
+            before,
+            dump(&mirror),
+            "{mode}: the previous state is intact"
+        );
+        mirror.mirror_reader(Cursor::new(grown.clone())).unwrap();
+        assert_eq!(dump(&mirror), fresh_dump(&grown), "{mode}");
+    }
 }
