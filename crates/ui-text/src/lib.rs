@@ -12,6 +12,7 @@
 //! - [`tools_tab`], [`tools_tab_notes`], [`advanced_tool_limits`]: the Tools tab;
 //! - [`config_warning`], [`settings_warning`], [`settings_fallback`], [`allowlist_error`];
 //! - [`round_problem`] and [`audit_finding`]: a round that added nothing, a ledger audit;
+//! - [`recording_failed`], [`recording_stopped`], [`replay_check`]: session recordings;
 //! - [`AllowlistEditor`]: the nested *Always allowed tools* editor and the flat *MCP servers &
 //!   extensions* editor, as a pure state machine (keys in, lines of a given width out);
 //! - [`groups_table`]: the `context-decisions groups` table.
@@ -47,6 +48,7 @@ mod groups;
 mod lists;
 mod notice;
 mod progress;
+mod recording;
 mod rounds;
 mod settings_tab;
 mod warnings;
@@ -63,6 +65,7 @@ pub use groups::{groups_table, GroupsRow};
 pub use lists::{mcp_list, tools_list, Availability, Boundary, Filtering, InventoryView, ToolRow};
 pub use notice::{availability_notice, AvailabilityNotice, NoticeGroup};
 pub use progress::{DECIDING_CONTEXT, RANKING};
+pub use recording::{recording_failed, recording_stopped, replay_check};
 pub use rounds::{audit_finding, round_problem, RoundProblem};
 pub use settings_tab::{
     advanced_tool_limits, cadence_text, mode_text, tools_tab, tools_tab_notes, SettingId,
