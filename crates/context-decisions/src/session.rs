@@ -635,12 +635,13 @@ impl Session {
         if matches!(event.kind, BoundaryKind::Prompt { .. }) {
             effects.push(Effect::Notice(self.notice()));
         }
-        self.note_conversation(&event.kind);
+        // Filtering is on: the model sees only what the restriction leaves, so this prompt is no
+        // reason for a baseline later (a first pick that failed is retried, not granted).
         effects
     }
 
-    /// From a prompt or a tool round on, the model has seen the branch's tools: switching
-    /// filtering off and on again later keeps what it may have seen.
+    /// From a prompt or a tool round while filtering is off, the model has seen the branch's
+    /// tools unfiltered: switching filtering on later keeps what it may have seen.
     fn note_conversation(&mut self, kind: &BoundaryKind) {
         if matches!(
             kind,

@@ -558,6 +558,8 @@ pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
                 )))
             }
         };
+        // `"tools": "unreadable"` holds for this event's reads only.
+        sim.registry_throws = false;
         line["effects"] = effects_json(&effects);
         line["active"] = json!(sim.active);
         out.push(line);
