@@ -18,8 +18,6 @@ use std::time::{Duration, Instant};
 /// The longest prompt the picker reads, in characters (the rest is ignored).
 pub const MAX_PROMPT_CHARS: usize = 4000;
 
-/// How many rows of each list the text output shows.
-
 /// The `pick` command's arguments.
 #[derive(Debug, clap::Args)]
 pub struct PickArgs {
