@@ -49,8 +49,16 @@ fn ci() -> ExitCode {
             "-D",
             "warnings",
         ],
-        // The Node addon as a loadable library, for the tests that run it inside Node and Pi.
-        &["build", "-p", "pcd-node", "--locked"],
+        // The Node addon as a loadable library, for the tests that run it inside Node and Pi, and
+        // the program, for the tests that replay recordings with it.
+        &[
+            "build",
+            "-p",
+            "pcd-node",
+            "-p",
+            "context-decisions",
+            "--locked",
+        ],
         &["test", "--workspace", "--locked"],
     ];
     for step in steps {

@@ -239,14 +239,19 @@ impl PiSession {
             load_mcp_origins(approved, &agent_dir, &cwd, trusted, version);
         let mut warnings = files.warnings;
         warnings.extend(origin_warnings);
-        let (inner, _) = Session::start(StartEvent {
-            reason,
-            nonce: text("nonce").unwrap_or("s").to_owned(),
-            settings: files.settings,
-            project: files.project,
-            mcp_origins,
-            branch,
-        });
+        // PI_CONTEXT_DECISIONS_RECORD=<file>: record every session of this process.
+        let recorder = context_decisions::record::process_recorder(&mut warnings);
+        let (inner, _) = Session::start_recording(
+            StartEvent {
+                reason,
+                nonce: text("nonce").unwrap_or("s").to_owned(),
+                settings: files.settings,
+                project: files.project,
+                mcp_origins,
+                branch,
+            },
+            recorder,
+        );
         Ok(PiSession {
             inner,
             agent_dir,

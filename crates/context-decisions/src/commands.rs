@@ -251,8 +251,9 @@ pub fn gate(args: &GateArgs) -> Result<(String, bool), String> {
     Ok((with_warnings(text, &warnings), outcome.block.is_some()))
 }
 
-/// Runs `simulate SCRIPT` and returns one JSON line per event.
-pub fn simulate(script: &Path) -> Result<String, String> {
+/// Runs `simulate SCRIPT` and returns one JSON line per event, and how the replay compared with
+/// the effects the script expects (see [`crate::simulate::check`]).
+pub fn simulate(script: &Path) -> Result<(String, (usize, Vec<usize>)), String> {
     let name = script.display();
     let bytes =
         std::fs::read(script).map_err(|e| format!("cannot read script `{name}`: {}", e.kind()))?;
@@ -264,5 +265,6 @@ pub fn simulate(script: &Path) -> Result<String, String> {
         )
     })?;
     let lines = crate::simulate::run(&value).map_err(|e| format!("script `{name}`: {e}"))?;
-    Ok(lines.iter().map(|l| format!("{l}\n")).collect())
+    let check = crate::simulate::check(&value, &lines);
+    Ok((lines.iter().map(|l| format!("{l}\n")).collect(), check))
 }

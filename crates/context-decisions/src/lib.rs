@@ -23,6 +23,7 @@ pub mod inventory;
 pub mod load;
 pub mod mcp_origins;
 pub mod pick;
+pub mod record;
 pub mod session;
 pub mod simulate;
 pub mod tools_tab;

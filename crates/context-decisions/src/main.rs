@@ -1,7 +1,8 @@
 //! The `context-decisions` command-line program.
 //!
-//! Exit codes: 0 success; 1 `gate` blocked the call; 2 bad input (a file that cannot be read or
-//! is not what was expected, or bad arguments).
+//! Exit codes: 0 success; 1 `gate` blocked the call, or `simulate --check` found a replay that
+//! differs from the recording; 2 bad input (a file that cannot be read or is not what was
+//! expected, or bad arguments).
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -59,9 +60,14 @@ enum Command {
     /// The verdict and reason for one tool call on a session's branch.
     Gate(context_decisions::commands::GateArgs),
     /// Run a scripted Pi session through a real Session and print every effect (JSON lines).
+    /// A session recorded inside Pi (PI_CONTEXT_DECISIONS_RECORD=FILE) is such a script.
     Simulate {
         /// The script (JSON; see the simulate module's documentation).
         script: PathBuf,
+        /// Compare the replayed effects with those the script expects (a recording's) and exit
+        /// with 1 when they differ.
+        #[arg(long)]
+        check: bool,
     },
 }
 
@@ -166,10 +172,19 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 ExitCode::SUCCESS
             })
         }
-        Command::Simulate { script } => {
-            let text = context_decisions::commands::simulate(&script)?;
+        Command::Simulate { script, check } => {
+            let (text, (checked, differing)) = context_decisions::commands::simulate(&script)?;
             out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
-            Ok(ExitCode::SUCCESS)
+            if !check {
+                return Ok(ExitCode::SUCCESS);
+            }
+            let report = pcd_ui_text::replay_check(checked, &differing);
+            let _ = std::io::stderr().write_all(report.as_bytes());
+            Ok(if differing.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
     }
 }

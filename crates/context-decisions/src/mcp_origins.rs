@@ -136,39 +136,25 @@ pub fn origins_json(origins: &McpOrigins) -> Value {
 /// A plain listing: one `name  namespace  scope` row per server, then one `warning` row per
 /// warning (codes, not sentences).
 pub fn origins_text(origins: &McpOrigins) -> String {
-    let mut out = String::new();
-    let width = origins
+    let rows: Vec<pcd_ui_text::OriginRow> = origins
         .servers()
         .iter()
-        .map(|s| s.name().as_str().len())
-        .max()
-        .unwrap_or(0);
-    let ns_width = origins
-        .servers()
+        .map(|s| pcd_ui_text::OriginRow {
+            name: s.name().as_str().to_owned(),
+            namespace: s.namespace().as_str().to_owned(),
+            scope: s.scope().as_str(),
+        })
+        .collect();
+    let warnings: Vec<pcd_ui_text::OriginWarning> = origins
+        .warnings()
         .iter()
-        .map(|s| s.namespace().as_str().len())
-        .max()
-        .unwrap_or(0);
-    for s in origins.servers() {
-        out.push_str(&format!(
-            "{:width$}  {:ns_width$}  {}\n",
-            s.name().as_str(),
-            s.namespace().as_str(),
-            s.scope().as_str()
-        ));
-    }
-    for w in origins.warnings() {
-        out.push_str(&format!(
-            "warning  {}  {}",
-            w.file.as_str(),
-            w.code.as_str()
-        ));
-        if let Some(server) = &w.server {
-            out.push_str(&format!("  {server}"));
-        }
-        out.push('\n');
-    }
-    out
+        .map(|w| pcd_ui_text::OriginWarning {
+            file: w.file.as_str(),
+            code: w.code.as_str(),
+            server: w.server.as_ref().map(ToString::to_string),
+        })
+        .collect();
+    pcd_ui_text::origins_report(&rows, &warnings)
 }
 
 /// Parses `--trusted`: `yes` or `no`.

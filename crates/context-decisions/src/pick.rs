@@ -13,14 +13,10 @@ use pcd_picker::request::{build_requests, parse_answer, Cancellation, DecisionMo
 use pcd_picker::round::{rounded, select, Outcome};
 use pcd_picker::text::bounded;
 use serde_json::{json, Value};
-use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 /// The longest prompt the picker reads, in characters (the rest is ignored).
 pub const MAX_PROMPT_CHARS: usize = 4000;
-
-/// How many rows of each list the text output shows.
-const MAX_LISTED: usize = 15;
 
 /// The `pick` command's arguments.
 #[derive(Debug, clap::Args)]
@@ -44,12 +40,14 @@ pub struct PickArgs {
 }
 
 fn exempt_reason(e: Exempt) -> &'static str {
+    use pcd_ui_text::PickExempt;
     match e {
-        Exempt::Internal => "internal",
-        Exempt::Available => "already available",
-        Exempt::Allowlisted => "allowlisted",
-        Exempt::Unfiltered => "unfiltered (no provenance name)",
+        Exempt::Internal => PickExempt::Internal,
+        Exempt::Available => PickExempt::Available,
+        Exempt::Allowlisted => PickExempt::Allowlisted,
+        Exempt::Unfiltered => PickExempt::Unfiltered,
     }
+    .text()
 }
 
 /// Environment variables of the HTTP scorer for the command-line program (the extension reads
@@ -168,20 +166,21 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
             row["tools"] = json!(c.members.len());
         }
         let Some(outcome) = outcomes.get(i) else {
-            row["reason"] = json!("fewer candidates than the minimum: nothing is scored");
+            row["reason"] = json!(pcd_ui_text::PickReason::BelowMinimum.text());
             available.push(row);
             continue;
         };
         if let Some(s) = outcome.score() {
             row["score"] = json!(rounded(s));
         }
+        use pcd_ui_text::PickReason;
         let (reason, added) = match outcome {
-            Outcome::Added { .. } => ("at or above the threshold, within the cap", true),
-            Outcome::CutByCap { .. } => ("at or above the threshold, cut by the cap", false),
-            Outcome::BelowThreshold { .. } => ("below the threshold", false),
-            Outcome::Dropped => ("no valid score", false),
+            Outcome::Added { .. } => (PickReason::Added, true),
+            Outcome::CutByCap { .. } => (PickReason::CutByCap, false),
+            Outcome::BelowThreshold { .. } => (PickReason::BelowThreshold, false),
+            Outcome::Dropped => (PickReason::NoValidScore, false),
         };
-        row["reason"] = json!(reason);
+        row["reason"] = json!(reason.text());
         if added {
             available.push(row);
         } else {
@@ -219,56 +218,36 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
     Ok(render(&value))
 }
 
+/// The text report, from the JSON one.
 fn render(v: &Value) -> String {
-    let mut s = String::new();
-    let rows = |v: &Value| v.as_array().cloned().unwrap_or_default();
-    let _ = writeln!(
-        s,
-        "{} mode, {} scorer, threshold {}, cap {}: {} of {} candidates made available",
-        v["mode"].as_str().unwrap_or(""),
-        v["scorer"].as_str().unwrap_or(""),
-        v["threshold"],
-        v["cap"],
-        rows(&v["available"]).len(),
-        v["candidates"],
-    );
-    for (title, key) in [("made available", "available"), ("withheld", "withheld")] {
-        let list = rows(&v[key]);
-        let _ = writeln!(s, "\n{title} ({}):", list.len());
-        for r in list.iter().take(MAX_LISTED) {
-            let score = r["score"]
-                .as_f64()
-                .map_or("  -  ".to_owned(), |x| format!("{x:.3}"));
-            let label = r["label"].as_str().filter(|l| !l.is_empty());
-            let _ = writeln!(
-                s,
-                "  {score}  {}{}  {}",
-                r["name"].as_str().unwrap_or(""),
-                label.map(|l| format!(" ({l})")).unwrap_or_default(),
-                r["reason"].as_str().unwrap_or(""),
-            );
-        }
-        if list.len() > MAX_LISTED {
-            let _ = writeln!(
-                s,
-                "  … and {} more (--json lists all)",
-                list.len() - MAX_LISTED
-            );
-        }
-    }
-    let exempt = rows(&v["always_available"]);
-    if !exempt.is_empty() {
-        let _ = writeln!(s, "\nalways available ({}):", exempt.len());
-        for r in exempt {
-            let _ = writeln!(
-                s,
-                "  {}  {}",
-                r["name"].as_str().unwrap_or(""),
-                r["reason"].as_str().unwrap_or("")
-            );
-        }
-    }
-    s
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    let rows = |v: &Value| -> Vec<pcd_ui_text::PickRow> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| pcd_ui_text::PickRow {
+                name: text(&r["name"]),
+                label: text(&r["label"]),
+                score: r["score"].as_f64(),
+                reason: text(&r["reason"]),
+            })
+            .collect()
+    };
+    pcd_ui_text::pick_report(&pcd_ui_text::PickReport {
+        mode: text(&v["mode"]),
+        scorer: text(&v["scorer"]),
+        threshold: v["threshold"].as_f64().unwrap_or_default(),
+        cap: v["cap"].as_u64().unwrap_or_default(),
+        candidates: v["candidates"].as_u64().unwrap_or_default() as usize,
+        available: rows(&v["available"]),
+        withheld: rows(&v["withheld"]),
+        always_available: v["always_available"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| (text(&r["name"]), text(&r["reason"])))
+            .collect(),
+    })
 }
 
 #[cfg(test)]

@@ -236,6 +236,8 @@ pub struct Session {
     total_candidates: usize,
     filtering_seen_off: bool,
     findings: Vec<AuditFinding>,
+    /// Where the events fed to this session are recorded, when recording is on.
+    recorder: Option<crate::record::SharedRecorder>,
 }
 
 const PROBE_PROMPT: &str = "What will the weather be in Lisbon tomorrow?";
@@ -351,6 +353,7 @@ impl Session {
             total_candidates: 0,
             filtering_seen_off: false,
             findings: Vec::new(),
+            recorder: None,
         };
         session.classifier = Classifier::with_mcp_origins(
             event
@@ -362,6 +365,35 @@ impl Session {
         session.apply_settings(event.settings, event.project);
         session.load_branch(event.branch);
         (session, Vec::new())
+    }
+
+    /// [`Session::start`], recording this session's events to `recorder` (see [`crate::record`])
+    /// when given. The recorder is called with data only; its sink does the writing.
+    pub fn start_recording(
+        event: StartEvent,
+        recorder: Option<crate::record::SharedRecorder>,
+    ) -> (Session, Vec<Effect>) {
+        if let Some(r) = &recorder {
+            if let Ok(mut r) = r.lock() {
+                r.start(&event);
+            }
+        }
+        let (mut session, effects) = Session::start(event);
+        session.recorder = recorder;
+        (session, effects)
+    }
+
+    /// Hands an event to the recorder, when recording; returns whether the recording just
+    /// failed.
+    fn record(&self, f: impl FnOnce(&mut crate::record::Recorder)) -> bool {
+        let Some(recorder) = &self.recorder else {
+            return false;
+        };
+        let Ok(mut recorder) = recorder.lock() else {
+            return false;
+        };
+        f(&mut recorder);
+        recorder.take_failure()
     }
 
     /// Whether tool filtering is on for this branch: the switch, or, while the settings cannot be
@@ -405,6 +437,7 @@ impl Session {
 
     /// A settings or allowlist save (or a read at a boundary): supersedes rounds in flight.
     pub fn settings_changed(&mut self, settings: SettingsRead, project: ProjectRead) {
+        self.record(|r| r.settings_changed(&settings, &project));
         let before = (
             self.settings.clone(),
             self.allowlists.clone(),
@@ -427,6 +460,7 @@ impl Session {
     /// A branch move (`/tree`, fork, resume): refolds from the branch's entries and supersedes
     /// rounds in flight. Follow it with a [`BoundaryKind::Reconcile`] boundary.
     pub fn branch_moved(&mut self, branch: BranchRead) {
+        self.record(|r| r.branch_moved(&branch));
         self.generation += 1;
         self.load_branch(branch);
     }
@@ -577,6 +611,19 @@ impl Session {
     /// A boundary: decides (per the cadence), records, and re-applies the restriction to Pi's
     /// active set. Returns the effects to carry out, in order.
     pub fn boundary(&mut self, event: BoundaryEvent) -> Vec<Effect> {
+        if self.recorder.is_none() {
+            return self.boundary_inner(event);
+        }
+        let needed = self.needs_inventory();
+        let copy = event.clone();
+        let mut effects = self.boundary_inner(event);
+        if self.record(|r| r.boundary(needed, &copy, &effects)) {
+            effects.push(Effect::Warn(pcd_ui_text::recording_stopped()));
+        }
+        effects
+    }
+
+    fn boundary_inner(&mut self, event: BoundaryEvent) -> Vec<Effect> {
         let mut effects = Vec::new();
         self.lazy.clear_failures();
         if let InventoryRead::Tools(tools) = event.inventory {
@@ -605,12 +652,13 @@ impl Session {
         if matches!(event.kind, BoundaryKind::Prompt { .. }) {
             effects.push(Effect::Notice(self.notice()));
         }
-        self.note_conversation(&event.kind);
+        // Filtering is on: the model sees only what the restriction leaves, so this prompt is no
+        // reason for a baseline later (a first pick that failed is retried, not granted).
         effects
     }
 
-    /// From a prompt or a tool round on, the model has seen the branch's tools: switching
-    /// filtering off and on again later keeps what it may have seen.
+    /// From a prompt or a tool round while filtering is off, the model has seen the branch's
+    /// tools unfiltered: switching filtering on later keeps what it may have seen.
     fn note_conversation(&mut self, kind: &BoundaryKind) {
         if matches!(
             kind,
@@ -869,6 +917,18 @@ impl Session {
     /// Pi's active set now: the restriction is re-applied, and for a prompt the notice is
     /// written again.
     pub fn decided(&mut self, job: u64, answers: Vec<Answer>, active: &[String]) -> Vec<Effect> {
+        if self.recorder.is_none() {
+            return self.decided_inner(job, answers, active);
+        }
+        let copy = answers.clone();
+        let mut effects = self.decided_inner(job, answers, active);
+        if self.record(|r| r.decided(job, &copy, active, &effects)) {
+            effects.push(Effect::Warn(pcd_ui_text::recording_stopped()));
+        }
+        effects
+    }
+
+    fn decided_inner(&mut self, job: u64, answers: Vec<Answer>, active: &[String]) -> Vec<Effect> {
         let mut effects = Vec::new();
         let Some(pending) = self.jobs.remove(&job) else {
             return effects;
@@ -945,6 +1005,12 @@ impl Session {
     /// an HTTP or Pi model gets a job whose answers go to [`Session::test_decided`]. Nothing is
     /// recorded or made available.
     pub fn decision_test(&mut self) -> Result<String, DecisionJob> {
+        let result = self.decision_test_inner();
+        self.record(|r| r.decision_test(&result));
+        result
+    }
+
+    fn decision_test_inner(&mut self) -> Result<String, DecisionJob> {
         let set = probe_candidates();
         match self.settings.decision.provider {
             DecisionProvider::None => Ok(pcd_ui_text::decision_test(
@@ -975,6 +1041,16 @@ impl Session {
 
     /// The answers to a `/decisions test` job: the sentence to report.
     pub fn test_decided(&mut self, job: u64, answers: Vec<Answer>) -> String {
+        if self.recorder.is_none() {
+            return self.test_decided_inner(job, answers);
+        }
+        let copy = answers.clone();
+        let text = self.test_decided_inner(job, answers);
+        self.record(|r| r.test_decided(job, &copy, &text));
+        text
+    }
+
+    fn test_decided_inner(&mut self, job: u64, answers: Vec<Answer>) -> String {
         use pcd_ui_text::DecisionTest;
         let Some(requests) = self.tests.remove(&job) else {
             return pcd_ui_text::decision_test(DecisionTest::Cancelled);
@@ -1230,9 +1306,23 @@ impl Session {
         call: &ToolCallEvent,
         inventory: Option<InventoryRead>,
     ) -> CallOutcome {
+        if self.recorder.is_none() {
+            return self.tool_call_inner(call, inventory);
+        }
+        let copy = inventory.clone();
+        let outcome = self.tool_call_inner(call, inventory);
+        self.record(|r| r.tool_call(call, copy.as_ref(), &outcome));
+        outcome
+    }
+
+    fn tool_call_inner(
+        &mut self,
+        call: &ToolCallEvent,
+        inventory: Option<InventoryRead>,
+    ) -> CallOutcome {
         let refreshed = inventory.is_some();
-        if let Some(inventory) = inventory {
-            self.refresh_inventory(inventory);
+        if let InventoryRead::Tools(tools) = inventory.unwrap_or(InventoryRead::Unreadable) {
+            self.set_inventory(tools);
         }
         let mut effects = Vec::new();
         let verdict = match self.verdict(call) {
@@ -1376,6 +1466,7 @@ impl Session {
     /// Replaces the registry snapshot without a boundary: no round, no entry, no active-set
     /// change (a read-only view, or a refresh before a verdict).
     pub fn refresh_inventory(&mut self, inventory: InventoryRead) {
+        self.record(|r| r.refresh_inventory(&inventory));
         if let InventoryRead::Tools(tools) = inventory {
             self.set_inventory(tools);
         }

@@ -29,6 +29,30 @@
 //! The simulator keeps the branch (ledger entries and user messages, with ids) and the active set
 //! as Pi would, carries out `setActiveTools` and `appendEntry` effects, and prints one JSON line
 //! per event.
+//!
+//! What the host reads from Pi can also be given per event, as a recording made inside Pi
+//! ([`crate::record`]) gives it:
+//! - on any boundary (`session_start`, `before_agent_start`, `turn_end`, `session_tree`) and on
+//!   `tool_call` (for its registry refresh): `"tools": [ … ]`, what `getAllTools()` returned
+//!   (kept from then on), or `"tools": "unreadable"` (it threw, this once); `"active": [ … ]`,
+//!   what `getActiveTools()` returned;
+//! - on `session_start` (and `reload`): `"nonce"`, `"settings"`, `"project"`, `"mcpOrigins"` as
+//!   at the top level, and `"branch": [ … ]` (the branch's entries, root first) or
+//!   `"branch": "unreadable"`;
+//! - on `session_tree`: `"branch": [ … ]` or `"unreadable"` instead of `leafIndex`, or
+//!   `"branch": "same"` for a reconcile without a branch move;
+//! - `"settings": "unreadable"` and `"project": "unreadable"` (top level, `session_start`,
+//!   `settings_saved`): the file exists but cannot be read.
+//!
+//! With `"deferAnswers": true` a decision job is not answered when it is handed out: a
+//! `{"type": "decided", "job": N, "answers": [ … ], "active"?: [ … ]}` event answers it later (so
+//! a save or a branch move in between supersedes it), and a `tool_call` waiting for one prints
+//! `"verdict": "pending"` with its `"job"`. `{"type": "decisions_test"}` and
+//! `{"type": "test_decided", "job": N, "answers": [ … ]}` run `/decisions test`;
+//! `{"type": "decisions_list", "tools"?: [ … ]}` is the registry read of `/decisions tools list`.
+//!
+//! An event may carry `"expect"`: the fields its printed line should have (`effects`, `verdict`,
+//! `reason`, `job`, `text`), as a recording writes them; [`check`] compares.
 
 use crate::session::{
     effects_json, Answer, BoundaryEvent, BoundaryKind, BranchRead, DecisionJob, Effect,
@@ -62,15 +86,53 @@ fn tools_from(value: &Value, what: &str) -> Result<Vec<ToolInfo>, ScriptError> {
     Ok(inventory.tools)
 }
 
-fn settings_from(value: Option<&Value>) -> Settings {
-    value.map_or_else(Settings::default, |v| Settings::from_json(v).0)
+fn settings_from(value: Option<&Value>) -> SettingsRead {
+    match value {
+        Some(Value::String(s)) if s == "unreadable" => SettingsRead::Unreadable,
+        v => SettingsRead::Read(v.map_or_else(Settings::default, |v| Settings::from_json(v).0)),
+    }
 }
 
 fn project_from(value: Option<&Value>) -> ProjectRead {
     match value {
         None | Some(Value::Null) => ProjectRead::Absent,
+        Some(Value::String(s)) if s == "unreadable" => ProjectRead::Unreadable,
         Some(v) => ProjectRead::Read(ProjectAllowlistFile::from_json(v).0),
     }
+}
+
+fn origins_from(list: &Value) -> Result<Vec<(String, Scope)>, ScriptError> {
+    let mut origins = Vec::new();
+    for (i, pair) in list.as_array().into_iter().flatten().enumerate() {
+        let name = pair.get(0).and_then(Value::as_str);
+        let scope = match pair.get(1).and_then(Value::as_str) {
+            Some("project") => Some(Scope::Project),
+            Some("global") => Some(Scope::Global),
+            _ => None,
+        };
+        match (name, scope) {
+            (Some(n), Some(s)) => origins.push((n.to_owned(), s)),
+            _ => {
+                return Err(field(format!(
+                    "`mcpOrigins` entry {i} must be [name, \"global\"|\"project\"]"
+                )))
+            }
+        }
+    }
+    Ok(origins)
+}
+
+fn names_from(value: &Value, what: &str) -> Result<Vec<String>, ScriptError> {
+    value
+        .as_array()
+        .ok_or_else(|| field(format!("{what} must be an array of strings")))?
+        .iter()
+        .map(|n| {
+            n.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| field(format!("{what} must be an array of strings")))
+        })
+        .collect()
 }
 
 struct Sim {
@@ -80,12 +142,16 @@ struct Sim {
     tools: Vec<ToolInfo>,
     active: Vec<String>,
     origins: Vec<(String, Scope)>,
-    settings: Settings,
+    settings: SettingsRead,
     project: Value,
     starts: u32,
     /// Scripted answers of an HTTP or Pi decision model, one per request, in order; when they run
     /// out, the model does not answer.
     answers: std::collections::VecDeque<Answer>,
+    /// Jobs wait for `decided` events instead of taking the scripted answers.
+    defer: bool,
+    /// `getAllTools()` throws at the next read.
+    registry_throws: bool,
 }
 
 impl Sim {
@@ -96,7 +162,13 @@ impl Sim {
         };
         let mut path = Vec::new();
         let mut id = self.entries[leaf]["id"].clone();
-        while let Some(entry) = self.entries.iter().find(|e| e["id"] == id) {
+        // A hand-written branch may link in a cycle: never walk more entries than there are.
+        while let Some(entry) = self
+            .entries
+            .iter()
+            .find(|e| e["id"] == id)
+            .filter(|_| path.len() < self.entries.len() && !id.is_null())
+        {
             path.push(entry.clone());
             id = entry["parentId"].clone();
         }
@@ -105,7 +177,12 @@ impl Sim {
     }
 
     fn push(&mut self, mut entry: Value) {
-        let id = format!("{:08x}", self.entries.len() + 1);
+        let mut n = self.entries.len() + 1;
+        let mut id = format!("{n:08x}");
+        while self.entries.iter().any(|e| e["id"] == id.as_str()) {
+            n += 1;
+            id = format!("{n:08x}");
+        }
         entry["id"] = json!(id);
         entry["parentId"] = self
             .leaf
@@ -128,22 +205,77 @@ impl Sim {
         }
     }
 
-    fn start(&mut self, reason: StartReason) {
+    fn start(&mut self, reason: StartReason, event: &Value) -> Result<(), ScriptError> {
         self.starts += 1;
+        if let Some(s) = event.get("settings") {
+            self.settings = settings_from(Some(s));
+        }
+        if let Some(p) = event.get("project") {
+            self.project = p.clone();
+        }
+        if let Some(o) = event.get("mcpOrigins") {
+            self.origins = origins_from(o)?;
+        }
+        let branch = match event.get("branch") {
+            Some(Value::String(s)) if s == "unreadable" => BranchRead::Unreadable,
+            Some(entries) => {
+                self.replace_branch(entries)?;
+                BranchRead::Entries(self.branch())
+            }
+            None => BranchRead::Entries(self.branch()),
+        };
+        let nonce = match event.get("nonce").and_then(Value::as_str) {
+            Some(n) => n.to_owned(),
+            None => format!("sim{}", self.starts),
+        };
         let (session, _) = Session::start(StartEvent {
             reason,
-            nonce: format!("sim{}", self.starts),
-            settings: SettingsRead::Read(self.settings.clone()),
+            nonce,
+            settings: self.settings.clone(),
             project: project_from(Some(&self.project)),
             mcp_origins: self.origins.clone(),
-            branch: BranchRead::Entries(self.branch()),
+            branch,
         });
         self.session = session;
+        Ok(())
+    }
+
+    /// The branch given in full (a recording's): it becomes the simulator's, its last entry the
+    /// leaf.
+    fn replace_branch(&mut self, entries: &Value) -> Result<(), ScriptError> {
+        let entries = entries
+            .as_array()
+            .ok_or_else(|| field("`branch` must be an array of entries or \"unreadable\""))?;
+        self.entries = entries.clone();
+        self.leaf = self.entries.len().checked_sub(1);
+        Ok(())
+    }
+
+    /// What `getAllTools()` and `getActiveTools()` return from this event on, when it says.
+    fn reads(&mut self, event: &Value, i: usize) -> Result<(), ScriptError> {
+        match event.get("tools") {
+            None => {}
+            Some(Value::String(s)) if s == "unreadable" => self.registry_throws = true,
+            Some(tools) => self.tools = tools_from(tools, &format!("event {i}: `tools`"))?,
+        }
+        if let Some(active) = event.get("active") {
+            self.active = names_from(active, &format!("event {i}: `active`"))?;
+        }
+        Ok(())
+    }
+
+    /// `getAllTools()` now.
+    fn read_tools(&mut self) -> InventoryRead {
+        if std::mem::take(&mut self.registry_throws) {
+            InventoryRead::Unreadable
+        } else {
+            InventoryRead::Tools(self.tools.clone())
+        }
     }
 
     fn boundary(&mut self, kind: BoundaryKind) -> Vec<Effect> {
         let inventory = if self.session.needs_inventory() {
-            InventoryRead::Tools(self.tools.clone())
+            self.read_tools()
         } else {
             InventoryRead::Unreadable
         };
@@ -156,7 +288,9 @@ impl Sim {
         let mut all = effects.clone();
         for effect in effects {
             if let Effect::Decide(job) = effect {
-                all.extend(self.answer(&job));
+                if !self.defer {
+                    all.extend(self.answer(&job));
+                }
             }
         }
         all
@@ -209,7 +343,7 @@ fn scripted_answers(
 }
 
 /// Runs a script and returns one JSON value per event: `{"event", "effects", …}` (and, for a
-/// `tool_call`, `"verdict": "allow"|"block"` with the `"reason"`).
+/// `tool_call`, `"verdict": "allow"|"block"|"pending"` with the `"reason"` or the `"job"`).
 pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
     let obj = script.as_object().ok_or(ScriptError::NotAnObject)?;
     let settings = settings_from(obj.get("settings"));
@@ -218,40 +352,17 @@ pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
         None => Vec::new(),
     };
     let active = match obj.get("active") {
-        Some(Value::Array(names)) => names
-            .iter()
-            .map(|n| {
-                n.as_str()
-                    .map(str::to_owned)
-                    .ok_or_else(|| field("`active` must be an array of strings"))
-            })
-            .collect::<Result<_, _>>()?,
-        Some(_) => return Err(field("`active` must be an array of strings")),
+        Some(names) => names_from(names, "`active`")?,
         None => tools
             .iter()
             .filter(|t| t.exposure.is_declared())
             .map(|t| t.name.clone())
             .collect(),
     };
-    let mut origins = Vec::new();
-    if let Some(list) = obj.get("mcpOrigins") {
-        for (i, pair) in list.as_array().into_iter().flatten().enumerate() {
-            let name = pair.get(0).and_then(Value::as_str);
-            let scope = match pair.get(1).and_then(Value::as_str) {
-                Some("project") => Some(Scope::Project),
-                Some("global") => Some(Scope::Global),
-                _ => None,
-            };
-            match (name, scope) {
-                (Some(n), Some(s)) => origins.push((n.to_owned(), s)),
-                _ => {
-                    return Err(field(format!(
-                        "`mcpOrigins` entry {i} must be [name, \"global\"|\"project\"]"
-                    )))
-                }
-            }
-        }
-    }
+    let origins = match obj.get("mcpOrigins") {
+        Some(list) => origins_from(list)?,
+        None => Vec::new(),
+    };
     let (session, _) = Session::start(StartEvent {
         reason: StartReason::Startup,
         nonce: "sim0".into(),
@@ -271,6 +382,8 @@ pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
         project: obj.get("project").cloned().unwrap_or(Value::Null),
         starts: 0,
         answers: scripted_answers(obj.get("answers"))?,
+        defer: obj.get("deferAnswers").and_then(Value::as_bool) == Some(true),
+        registry_throws: false,
     };
     let events = obj
         .get("events")
@@ -283,19 +396,21 @@ pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
             .and_then(Value::as_str)
             .ok_or_else(|| field(format!("event {i} has no `type`")))?;
         let mut line = json!({"index": i, "event": kind});
+        sim.reads(event, i)?;
         let effects: Vec<Effect> = match kind {
             "session_start" => {
                 let reason = match event.get("reason").and_then(Value::as_str) {
                     Some("resume") => StartReason::Resume,
                     Some("fork") => StartReason::Fork,
                     Some("new") => StartReason::New,
+                    Some("reload") => StartReason::Reload,
                     _ => StartReason::Startup,
                 };
-                sim.start(reason);
+                sim.start(reason, event)?;
                 sim.boundary(BoundaryKind::Reconcile)
             }
             "reload" => {
-                sim.start(StartReason::Reload);
+                sim.start(StartReason::Reload, event)?;
                 sim.boundary(BoundaryKind::Reconcile)
             }
             "before_agent_start" => {
@@ -325,45 +440,52 @@ pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
                     Vec::new()
                 }
             }
-            "tool_call" => {
-                let tool = event
-                    .get("toolName")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| field(format!("event {i}: `toolName` must be a string")))?;
-                let server = match event.get("input").and_then(|input| input.get("server")) {
-                    None | Some(Value::Null) => None,
-                    Some(Value::String(s)) => Some(Ok(s.clone())),
-                    Some(_) => Some(Err(())),
-                };
-                let call = ToolCallEvent {
-                    tool: tool.to_owned(),
-                    server,
-                };
-                let mut outcome = sim.session.tool_call(&call);
-                if outcome.refresh_and_retry {
-                    outcome = sim
-                        .session
-                        .tool_call_with(&call, Some(InventoryRead::Tools(sim.tools.clone())));
-                }
-                sim.carry_out(&outcome.effects);
-                if let Some(job) = outcome.pending.clone() {
-                    let mut answered = sim.answer(&job);
-                    let mut again = sim.session.tool_call(&call);
-                    sim.carry_out(&again.effects);
-                    answered.append(&mut again.effects);
-                    outcome = crate::session::CallOutcome {
-                        effects: answered,
-                        ..again
-                    };
-                }
-                match &outcome.block {
-                    None => line["verdict"] = json!("allow"),
-                    Some(reason) => {
-                        line["verdict"] = json!("block");
-                        line["reason"] = json!(reason);
+            "tool_call" => tool_call(&mut sim, event, i, &mut line)?,
+            "decided" => {
+                let job = event
+                    .get("job")
+                    .and_then(Value::as_u64)
+                    .ok_or_else(|| field(format!("event {i}: `job` must be a job number")))?;
+                let answers = scripted_answers(event.get("answers"))
+                    .map_err(|e| field(format!("event {i}: {e}")))?;
+                let active = sim.active.clone();
+                let effects = sim.session.decided(job, answers.into(), &active);
+                sim.carry_out(&effects);
+                effects
+            }
+            "decisions_test" => {
+                match sim.session.decision_test() {
+                    Ok(text) => line["text"] = json!(text),
+                    Err(job) if sim.defer => line["job"] = json!(job.id),
+                    Err(job) => {
+                        let answers = job
+                            .requests
+                            .iter()
+                            .map(|_| {
+                                sim.answers
+                                    .pop_front()
+                                    .unwrap_or(Err(ModelError::Unavailable))
+                            })
+                            .collect();
+                        line["text"] = json!(sim.session.test_decided(job.id, answers));
                     }
                 }
-                outcome.effects
+                Vec::new()
+            }
+            "test_decided" => {
+                let job = event
+                    .get("job")
+                    .and_then(Value::as_u64)
+                    .ok_or_else(|| field(format!("event {i}: `job` must be a job number")))?;
+                let answers = scripted_answers(event.get("answers"))
+                    .map_err(|e| field(format!("event {i}: {e}")))?;
+                line["text"] = json!(sim.session.test_decided(job, answers.into()));
+                Vec::new()
+            }
+            "decisions_list" => {
+                let inventory = sim.read_tools();
+                sim.session.refresh_inventory(inventory);
+                Vec::new()
             }
             "register_tool" => {
                 let tool = event
@@ -379,13 +501,10 @@ pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
                 Vec::new()
             }
             "set_active_tools" => {
-                sim.active = event
-                    .get("names")
-                    .and_then(Value::as_array)
-                    .ok_or_else(|| field(format!("event {i}: `names` must be an array")))?
-                    .iter()
-                    .filter_map(|n| n.as_str().map(str::to_owned))
-                    .collect();
+                sim.active = names_from(
+                    event.get("names").unwrap_or(&Value::Null),
+                    &format!("event {i}: `names`"),
+                )?;
                 Vec::new()
             }
             "settings_saved" => {
@@ -395,42 +514,133 @@ pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
                 if let Some(p) = event.get("project") {
                     sim.project = p.clone();
                 }
-                sim.session.settings_changed(
-                    SettingsRead::Read(sim.settings.clone()),
-                    project_from(Some(&sim.project)),
-                );
+                sim.session
+                    .settings_changed(sim.settings.clone(), project_from(Some(&sim.project)));
                 Vec::new()
             }
             "session_tree" => {
-                let index = event
-                    .get("leafIndex")
-                    .and_then(Value::as_u64)
-                    .ok_or_else(|| {
-                        field(format!("event {i}: `leafIndex` must be an entry index"))
-                    })? as usize;
-                if index >= sim.entries.len() {
-                    return Err(field(format!(
-                        "event {i}: `leafIndex` is past the last entry"
-                    )));
+                match event.get("branch") {
+                    Some(Value::String(s)) if s == "same" => {}
+                    Some(Value::String(s)) if s == "unreadable" => {
+                        sim.session.branch_moved(BranchRead::Unreadable)
+                    }
+                    Some(entries) => {
+                        sim.replace_branch(entries)
+                            .map_err(|e| field(format!("event {i}: {e}")))?;
+                        let branch = sim.branch();
+                        sim.session.branch_moved(BranchRead::Entries(branch));
+                    }
+                    None => {
+                        let index =
+                            event
+                                .get("leafIndex")
+                                .and_then(Value::as_u64)
+                                .ok_or_else(|| {
+                                    field(format!("event {i}: `leafIndex` must be an entry index"))
+                                })? as usize;
+                        if index >= sim.entries.len() {
+                            return Err(field(format!(
+                                "event {i}: `leafIndex` is past the last entry"
+                            )));
+                        }
+                        sim.leaf = Some(index);
+                        let branch = sim.branch();
+                        sim.session.branch_moved(BranchRead::Entries(branch));
+                    }
                 }
-                sim.leaf = Some(index);
-                let branch = sim.branch();
-                sim.session.branch_moved(BranchRead::Entries(branch));
                 sim.boundary(BoundaryKind::Reconcile)
             }
             _ => {
                 return Err(field(format!(
                     "event {i}: unknown type (expected session_start, reload, before_agent_start, \
-                     turn_end, tool_call, register_tool, set_active_tools, settings_saved or \
-                     session_tree)"
+                     turn_end, tool_call, decided, register_tool, set_active_tools, \
+                     settings_saved, session_tree, decisions_test, test_decided or decisions_list)"
                 )))
             }
         };
+        // `"tools": "unreadable"` holds for this event's reads only.
+        sim.registry_throws = false;
         line["effects"] = effects_json(&effects);
         line["active"] = json!(sim.active);
         out.push(line);
     }
     Ok(out)
+}
+
+/// One `tool_call`: the verdict (after a registry refresh when the Session asks for one, and,
+/// unless answers are deferred, after answering the decision job a first call waits for).
+fn tool_call(
+    sim: &mut Sim,
+    event: &Value,
+    i: usize,
+    line: &mut Value,
+) -> Result<Vec<Effect>, ScriptError> {
+    let tool = event
+        .get("toolName")
+        .and_then(Value::as_str)
+        .ok_or_else(|| field(format!("event {i}: `toolName` must be a string")))?;
+    let server = match event.get("input").and_then(|input| input.get("server")) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(Ok(s.clone())),
+        Some(_) => Some(Err(())),
+    };
+    let call = ToolCallEvent {
+        tool: tool.to_owned(),
+        server,
+    };
+    let mut outcome = sim.session.tool_call(&call);
+    if outcome.refresh_and_retry {
+        let inventory = sim.read_tools();
+        outcome = sim.session.tool_call_with(&call, Some(inventory));
+    }
+    sim.carry_out(&outcome.effects);
+    if let Some(job) = outcome.pending.clone() {
+        if sim.defer {
+            line["verdict"] = json!("pending");
+            line["job"] = json!(job.id);
+            return Ok(outcome.effects);
+        }
+        let mut answered = sim.answer(&job);
+        let mut again = sim.session.tool_call(&call);
+        sim.carry_out(&again.effects);
+        answered.append(&mut again.effects);
+        outcome = crate::session::CallOutcome {
+            effects: answered,
+            ..again
+        };
+    }
+    match &outcome.block {
+        None => line["verdict"] = json!("allow"),
+        Some(reason) => {
+            line["verdict"] = json!("block");
+            line["reason"] = json!(reason);
+        }
+    }
+    Ok(outcome.effects)
+}
+
+/// Compares each event's `expect` with its replayed line: how many events carried one, and the
+/// indexes of those whose replay differs.
+pub fn check(script: &Value, lines: &[Value]) -> (usize, Vec<usize>) {
+    let events = script
+        .get("events")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let mut checked = 0;
+    let mut differing = Vec::new();
+    for (i, (event, line)) in events.iter().zip(lines).enumerate() {
+        let Some(expect) = event.get("expect").and_then(Value::as_object) else {
+            continue;
+        };
+        checked += 1;
+        if expect
+            .iter()
+            .any(|(key, value)| line.get(key).unwrap_or(&Value::Null) != value)
+        {
+            differing.push(i);
+        }
+    }
+    (checked, differing)
 }
 
 #[cfg(test)]

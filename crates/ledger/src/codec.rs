@@ -273,7 +273,9 @@ fn is_round_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-pub(crate) fn is_entry_id(id: &str) -> bool {
+/// Whether `id` is fit to be kept as an entry id (Pi's are 8 hex digits; anything odd is left
+/// out of the fold's references).
+pub fn is_entry_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= MAX_ENTRY_ID_BYTES
         && id

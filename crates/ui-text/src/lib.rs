@@ -12,13 +12,15 @@
 //! - [`tools_tab`], [`tools_tab_notes`], [`advanced_tool_limits`]: the Tools tab;
 //! - [`config_warning`], [`settings_warning`], [`settings_fallback`], [`allowlist_error`];
 //! - [`round_problem`] and [`audit_finding`]: a round that added nothing, a ledger audit;
+//! - [`recording_failed`], [`recording_stopped`], [`replay_check`]: session recordings;
 //! - [`AllowlistEditor`]: the nested *Always allowed tools* editor and the flat *MCP servers &
 //!   extensions* editor, as a pure state machine (keys in, lines of a given width out), with
 //!   its relevance order;
 //! - [`ToolsTab`]: the `/decisions` Tools tab (switch, mode, cadence, the four editors), and
 //!   [`decode_keys`], raw terminal input to keys; [`decisions_status`], the same without a
 //!   terminal;
-//! - [`groups_table`]: the `context-decisions groups` table.
+//! - [`groups_table`]: the `context-decisions groups` table; [`pick_report`] and
+//!   [`origins_report`]: the `pick` and `mcp-origins` reports.
 //!
 //! **Architecture invariant:** the only crate with user-facing sentences; it does no I/O and
 //! depends on `model` alone. Nothing it renders contains a path, URL, schema or configuration
@@ -52,6 +54,8 @@ mod keys;
 mod lists;
 mod notice;
 mod progress;
+mod recording;
+mod reports;
 mod rounds;
 mod settings_tab;
 mod tab;
@@ -70,6 +74,11 @@ pub use keys::decode_keys;
 pub use lists::{mcp_list, tools_list, Availability, Boundary, Filtering, InventoryView, ToolRow};
 pub use notice::{availability_notice, AvailabilityNotice, NoticeGroup};
 pub use progress::{DECIDING_CONTEXT, RANKING};
+pub use recording::{recording_failed, recording_stopped, replay_check};
+pub use reports::{
+    origins_report, pick_report, OriginRow, OriginWarning, PickExempt, PickReason, PickReport,
+    PickRow, PICK_LISTED,
+};
 pub use rounds::{audit_finding, round_problem, RoundProblem};
 pub use settings_tab::{
     advanced_tool_limits, cadence_text, mode_text, tools_tab, tools_tab_notes, SettingId,

@@ -1,0 +1,106 @@
+//! `context-decisions simulate --check FILE` over a session recorded to a real file (the file
+//! sink the Node addon uses for `PI_CONTEXT_DECISIONS_RECORD`).
+
+use context_decisions::record::{FileSink, Recorder};
+use context_decisions::session::{
+    BoundaryEvent, BoundaryKind, BranchRead, InventoryRead, Session, SettingsRead, StartEvent,
+    StartReason, ToolCallEvent,
+};
+use pcd_gate::ProjectRead;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn record(dir: &Path) -> PathBuf {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/inventory.json");
+    let tools = context_decisions::inventory::read_inventory_file(&example)
+        .unwrap()
+        .tools;
+    let file = dir.join("session.json");
+    let recorder = Recorder::shared(Box::new(FileSink::create(&file).unwrap()));
+    let settings = pcd_model::Settings::from_json(&json!({"tools": {"enabled": true},
+        "decision": {"provider": "embedded", "minimumCandidates": 1}}))
+    .0;
+    let (mut session, _) = Session::start_recording(
+        StartEvent {
+            reason: StartReason::Startup,
+            nonce: "cli".into(),
+            settings: SettingsRead::Read(settings),
+            project: ProjectRead::Absent,
+            mcp_origins: Vec::new(),
+            branch: BranchRead::Entries(Vec::new()),
+        },
+        Some(recorder),
+    );
+    let active: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+    for kind in [
+        BoundaryKind::Reconcile,
+        BoundaryKind::Prompt {
+            text: Some("Render a bar chart of this CSV".into()),
+        },
+    ] {
+        session.boundary(BoundaryEvent {
+            kind,
+            inventory: InventoryRead::Tools(tools.clone()),
+            active: active.clone(),
+        });
+    }
+    for tool in ["bar_chart", "web_fetch"] {
+        session.tool_call(&ToolCallEvent {
+            tool: tool.into(),
+            server: None,
+        });
+    }
+    file
+}
+
+fn simulate(file: &Path) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_context-decisions"))
+        .args(["simulate", "--check"])
+        .arg(file)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn a_recorded_file_replays_and_checks_and_a_tampered_one_does_not() {
+    let dir = std::env::temp_dir().join(format!("pcd-cli-simulate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = record(&dir);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "owner-only");
+    }
+    let (code, stdout, stderr) = simulate(&file);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        stderr,
+        "The replay matches the recording: 4 events checked.\n"
+    );
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[2]["verdict"], "allow");
+    assert_eq!(lines[3]["verdict"], "block");
+    // A recording whose expected verdict was changed no longer checks.
+    let mut script: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    script["events"][3]["expect"]["verdict"] = json!("allow");
+    let tampered = dir.join("tampered.json");
+    std::fs::write(&tampered, script.to_string()).unwrap();
+    let (code, _, stderr) = simulate(&tampered);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        stderr,
+        "The replay differs from the recording at 1 of 4 checked events: event 3.\n"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,261 @@
+//! The reports of the `context-decisions` program: `pick` and `mcp-origins`. They are handed
+//! names, labels, scores and codes, never a path or a configuration value.
+
+use crate::display::display_safe;
+use std::fmt::Write as _;
+
+/// How many rows of each `pick` list the text report shows (`--json` lists all).
+pub const PICK_LISTED: usize = 15;
+
+/// Why a `pick` candidate was made available or withheld.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PickReason {
+    /// Fewer candidates than *Minimum candidates*: nothing is scored, everything is available.
+    BelowMinimum,
+    /// At or above the threshold, within the cap.
+    Added,
+    /// At or above the threshold, past the cap.
+    CutByCap,
+    /// Below the threshold.
+    BelowThreshold,
+    /// The model gave no valid score.
+    NoValidScore,
+}
+
+impl PickReason {
+    /// The reason as `pick` prints it (also in its JSON).
+    pub fn text(self) -> &'static str {
+        match self {
+            PickReason::BelowMinimum => "fewer candidates than the minimum: nothing is scored",
+            PickReason::Added => "at or above the threshold, within the cap",
+            PickReason::CutByCap => "at or above the threshold, cut by the cap",
+            PickReason::BelowThreshold => "below the threshold",
+            PickReason::NoValidScore => "no valid score",
+        }
+    }
+}
+
+/// Why a tool is not a `pick` candidate at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PickExempt {
+    /// Built-in provenance.
+    Internal,
+    /// Already available on the branch.
+    Available,
+    /// On an allowlist.
+    Allowlisted,
+    /// An extension tool without a provenance name (`mcp` mode).
+    Unfiltered,
+}
+
+impl PickExempt {
+    /// The reason as `pick` prints it (also in its JSON).
+    pub fn text(self) -> &'static str {
+        match self {
+            PickExempt::Internal => "internal",
+            PickExempt::Available => "already available",
+            PickExempt::Allowlisted => "allowlisted",
+            PickExempt::Unfiltered => "unfiltered (no provenance name)",
+        }
+    }
+}
+
+/// One `pick` row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PickRow {
+    /// The tool's name or the group's key.
+    pub name: String,
+    /// The MCP server or extension label (empty for none).
+    pub label: String,
+    /// The score, when one was given.
+    pub score: Option<f64>,
+    /// Why it is where it is (a [`PickReason::text`]).
+    pub reason: String,
+}
+
+/// What `pick` decided, for [`pick_report`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PickReport {
+    /// `tools` or `mcp`.
+    pub mode: String,
+    /// `embedded`, `http`, …
+    pub scorer: String,
+    /// The threshold.
+    pub threshold: f64,
+    /// The cap per round.
+    pub cap: u64,
+    /// How many candidates there were.
+    pub candidates: usize,
+    /// Made available, best first.
+    pub available: Vec<PickRow>,
+    /// Withheld, best first.
+    pub withheld: Vec<PickRow>,
+    /// Not candidates: name and reason (a [`PickExempt::text`]).
+    pub always_available: Vec<(String, String)>,
+}
+
+/// A number as JSON writes it (`1.0`, `0.625`).
+fn json_number(x: f64) -> String {
+    if x.is_finite() && x.fract() == 0.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// The `pick` text report.
+pub fn pick_report(r: &PickReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} mode, {} scorer, threshold {}, cap {}: {} of {} candidates made available",
+        display_safe(&r.mode),
+        display_safe(&r.scorer),
+        json_number(r.threshold),
+        r.cap,
+        r.available.len(),
+        r.candidates,
+    );
+    for (title, list) in [("made available", &r.available), ("withheld", &r.withheld)] {
+        let _ = writeln!(s, "\n{title} ({}):", list.len());
+        for row in list.iter().take(PICK_LISTED) {
+            let score = row.score.map_or("  -  ".to_owned(), |x| format!("{x:.3}"));
+            let label = if row.label.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", display_safe(&row.label))
+            };
+            let _ = writeln!(
+                s,
+                "  {score}  {}{label}  {}",
+                display_safe(&row.name),
+                row.reason
+            );
+        }
+        if list.len() > PICK_LISTED {
+            let _ = writeln!(
+                s,
+                "  … and {} more (--json lists all)",
+                list.len() - PICK_LISTED
+            );
+        }
+    }
+    if !r.always_available.is_empty() {
+        let _ = writeln!(s, "\nalways available ({}):", r.always_available.len());
+        for (name, reason) in &r.always_available {
+            let _ = writeln!(s, "  {}  {reason}", display_safe(name));
+        }
+    }
+    s
+}
+
+/// One row of `mcp-origins`: server name, namespace, scope (`global` or `project`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OriginRow {
+    /// The raw server name.
+    pub name: String,
+    /// Its namespace (`mcp__…`).
+    pub namespace: String,
+    /// `global` or `project`.
+    pub scope: &'static str,
+}
+
+/// One warning of `mcp-origins`: which file (`global` or `project`), the safe code, and the
+/// server it concerns, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OriginWarning {
+    /// `global` or `project`.
+    pub file: &'static str,
+    /// The warning code.
+    pub code: &'static str,
+    /// The server, when the warning concerns one.
+    pub server: Option<String>,
+}
+
+/// The `mcp-origins` text report: aligned rows, then one line per warning.
+pub fn origins_report(rows: &[OriginRow], warnings: &[OriginWarning]) -> String {
+    let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(0);
+    let ns_width = rows.iter().map(|r| r.namespace.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "{:width$}  {:ns_width$}  {}",
+            display_safe(&r.name),
+            display_safe(&r.namespace),
+            r.scope
+        );
+    }
+    for w in warnings {
+        let _ = write!(out, "warning  {}  {}", w.file, w.code);
+        if let Some(server) = &w.server {
+            let _ = write!(out, "  {}", display_safe(server));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pick_report_lists_and_counts() {
+        let row = |name: &str, score, reason: PickReason| PickRow {
+            name: name.into(),
+            label: if name.starts_with("mcp") {
+                "docs".into()
+            } else {
+                String::new()
+            },
+            score,
+            reason: reason.text().into(),
+        };
+        let text = pick_report(&PickReport {
+            mode: "tools".into(),
+            scorer: "embedded".into(),
+            threshold: 1.0,
+            cap: 6,
+            candidates: 2,
+            available: vec![row("mcp__docs__search", Some(0.9), PickReason::Added)],
+            withheld: vec![row("bar\u{1b}chart", None, PickReason::NoValidScore)],
+            always_available: vec![("read".into(), PickExempt::Internal.text().into())],
+        });
+        assert_eq!(
+            text,
+            "tools mode, embedded scorer, threshold 1.0, cap 6: 1 of 2 candidates made available\n\
+             \nmade available (1):\n  0.900  mcp__docs__search (docs)  at or above the threshold, within the cap\n\
+             \nwithheld (1):\n    -    bar?chart  no valid score\n\
+             \nalways available (1):\n  read  internal\n"
+        );
+        assert_eq!(json_number(0.625), "0.625");
+    }
+
+    #[test]
+    fn origins_report_aligns() {
+        let text = origins_report(
+            &[
+                OriginRow {
+                    name: "dev-radius".into(),
+                    namespace: "mcp__dev_radius".into(),
+                    scope: "project",
+                },
+                OriginRow {
+                    name: "kb".into(),
+                    namespace: "mcp__kb".into(),
+                    scope: "global",
+                },
+            ],
+            &[OriginWarning {
+                file: "project",
+                code: "override_without_base",
+                server: Some("x".into()),
+            }],
+        );
+        assert_eq!(
+            text,
+            "dev-radius  mcp__dev_radius  project\nkb          mcp__kb          global\nwarning  project  override_without_base  x\n"
+        );
+    }
+}
