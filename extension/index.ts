@@ -20,6 +20,7 @@ type Addon = {
 	addonVersion(): string;
 	commandDescription(): string;
 	checkFailedReason(): string;
+	notRecordedReason(): string;
 	decidingLabel(): string;
 };
 type Session = {
@@ -29,6 +30,7 @@ type Session = {
 	boundary(kindJson: string, toolsJson: string | undefined, active: string[]): string;
 	settingsChanged(): void;
 	branchMoved(entriesJson?: string): void;
+	appendFailed(entriesJson?: string): string;
 	toolCall(tool: string, serverKind: number, server?: string): CallResult;
 	toolCallWith(tool: string, serverKind: number, server: string | undefined, toolsJson?: string): CallResult;
 	list(what: string, toolsJson?: string): string;
@@ -107,6 +109,10 @@ export default function piContextDecisions(pi: any) {
 	const addon = loadAddon();
 	let session: Session | undefined;
 	let warnedMissing = false;
+	// A reconcile after a refused entry is running (a second refusal does not start another).
+	let recovering = false;
+	// How many batches had an entry refused so far (a call compares it before and after).
+	let refusals = 0;
 
 	const notify = (ctx: any, text: string) => {
 		try {
@@ -146,13 +152,21 @@ export default function piContextDecisions(pi: any) {
 		const jobs: Job[] = [];
 		if (!effectsJson) return { jobs };
 		let notice: string | undefined;
+		// Once Pi refuses an entry, the rest of the batch (its other entries and the active set
+		// that assumed them) is skipped, and the addon refolds from what the branch really has.
+		let appendFailed = false;
 		for (const effect of JSON.parse(effectsJson) as Effect[]) {
 			switch (effect.type) {
 				case "setActiveTools":
-					pi.setActiveTools(effect.names);
+					if (!appendFailed) pi.setActiveTools(effect.names);
 					break;
 				case "appendEntry":
-					pi.appendEntry(effect.customType, effect.data);
+					if (appendFailed) break;
+					try {
+						pi.appendEntry(effect.customType, effect.data);
+					} catch {
+						appendFailed = true;
+					}
 					break;
 				case "notice":
 					notice = effect.text;
@@ -163,6 +177,16 @@ export default function piContextDecisions(pi: any) {
 				case "decide":
 					jobs.push(effect);
 					break;
+			}
+		}
+		if (appendFailed) refusals++;
+		if (appendFailed && session) {
+			apply(session.appendFailed(readBranch(ctx)), ctx);
+			if (!recovering) {
+				recovering = true;
+				void boundary({ type: "reconcile" }, ctx).finally(() => {
+					recovering = false;
+				});
 			}
 		}
 		return { notice, jobs };
@@ -417,14 +441,19 @@ export default function piContextDecisions(pi: any) {
 			const [kind, server] = serverArg(event?.input);
 			let result = session.toolCall(event.toolName, kind, server);
 			if (result.refresh) result = session.toolCallWith(event.toolName, kind, server, readTools());
+			// A decision Pi refused to record allows nothing (a refusal elsewhere meanwhile also
+			// blocks this call: fail closed).
+			const refusedBefore = refusals;
 			apply(result.effects, ctx);
 			if (result.pending) {
 				// Nobody has scored this tool yet: one decision, shared by parallel calls.
 				await settle(JSON.parse(result.pending) as Job, ctx);
 				result = session.toolCall(event.toolName, kind, server);
 				apply(result.effects, ctx);
+				if (refusals !== refusedBefore) return { block: true, reason: addon!.notRecordedReason() };
 				if (result.pending) return { block: true, reason: addon!.checkFailedReason() };
 			}
+			if (refusals !== refusedBefore) return { block: true, reason: addon!.notRecordedReason() };
 			return result.block ? { block: true, reason: result.block } : undefined;
 		} catch {
 			let reason = ADDON_MISSING;

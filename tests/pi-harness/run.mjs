@@ -497,8 +497,27 @@ for (let i = 0; i < steps.length; i++) {
 			// `unscripted`, and answered with plain text instead of the faux provider's error.
 			const spare = Array.from({ length: SPARE_RESPONSES }, (_, n) => scripted({ text: "unscripted" }, script.length + n, true));
 			faux.setResponses([...script, ...spare]);
-			await runtime.session.prompt(step.prompt);
-			await runtime.session.waitForIdle();
+			// `refuseEntries: N`: the session manager throws (as on a full disk) for the next N
+			// custom entries appended during this step, and they are not written.
+			const sm = runtime.session.sessionManager;
+			const appendCustomEntry = sm.appendCustomEntry;
+			let refuse = Number(step.refuseEntries ?? 0);
+			if (refuse > 0) {
+				sm.appendCustomEntry = function (...args) {
+					if (refuse > 0) {
+						refuse--;
+						outcome.refusedEntries = (outcome.refusedEntries ?? 0) + 1;
+						throw new Error("ENOSPC: no space left on device (harness)");
+					}
+					return appendCustomEntry.apply(this, args);
+				};
+			}
+			try {
+				await runtime.session.prompt(step.prompt);
+				await runtime.session.waitForIdle();
+			} finally {
+				if (sm.appendCustomEntry !== appendCustomEntry) sm.appendCustomEntry = appendCustomEntry;
+			}
 			const pending = faux.getPendingResponseCount();
 			outcome.unusedResponses = Math.max(0, pending - SPARE_RESPONSES);
 			outcome.unscriptedRequests = Math.max(0, SPARE_RESPONSES - pending);

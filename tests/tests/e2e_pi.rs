@@ -544,3 +544,48 @@ fn without_a_terminal_decisions_prints_the_settings_and_the_lists() {
         );
     }
 }
+
+/// Pi refuses the extension's entries (its session manager throws, as on a full disk): nothing the
+/// refused decisions would have allowed runs, the person is told, and the next prompt decides
+/// again; the session file replays to exactly what the gate enforced.
+#[test]
+fn refused_entries_grant_nothing_inside_pi() {
+    let blocked = "could not be written to the session";
+    for version in VERSIONS {
+        let report = run("refused-entry.json", version);
+        assert_eq!(report["steps"][1]["refusedEntries"], 2, "{version}");
+        // The pick's entry was refused, so the tool it chose stays unavailable; a nested call
+        // scores it lazily, that entry is refused too, and the call is blocked with the reason.
+        let lookups = calls(&report, 1, "mcp__kb__lookup");
+        assert!(
+            lookups.len() == 1 && lookups[0].0 && lookups[0].1.contains(blocked),
+            "{version}: {lookups:?}"
+        );
+        let warnings: Vec<&str> = report["notifications"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["step"] == 1 && n["type"] == "warning")
+            .filter_map(|n| n["message"].as_str())
+            .collect();
+        assert!(
+            !warnings.is_empty()
+                && warnings
+                    .iter()
+                    .all(|w| w.starts_with("A decision could not be written")),
+            "{version}: {warnings:?}"
+        );
+        // The next prompt decides again (as the branch's first pick, since none was written),
+        // and the call runs.
+        assert_eq!(
+            calls(&report, 2, "mcp__kb__lookup"),
+            vec![(false, "kb result".to_owned())],
+            "{version}"
+        );
+        let state = replay(&report);
+        assert!(state.is_tool_available("mcp__kb__lookup"), "{version}");
+        for withheld in ["bar_chart", "web_fetch", "db_query"] {
+            assert!(!state.is_tool_available(withheld), "{version}: {withheld}");
+        }
+    }
+}

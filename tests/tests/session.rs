@@ -65,6 +65,20 @@ impl Branch {
         }
     }
 
+    /// Ledger entries that grant something (the empty baseline a branch records when filtering
+    /// first applies to it grants nothing).
+    fn granting_entries(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| e["customType"] == CUSTOM_TYPE)
+            .filter(|e| {
+                ["tools", "groups"]
+                    .iter()
+                    .any(|k| e["data"][k].as_array().is_some_and(|list| !list.is_empty()))
+            })
+            .count()
+    }
+
     fn ledger_entries(&self) -> usize {
         self.entries
             .iter()
@@ -99,7 +113,14 @@ impl Pi {
             mcp_origins: vec![],
             branch: BranchRead::Entries(branch.entries.clone()),
         });
-        assert!(effects.is_empty());
+        // The only effect of a start: one warning, exactly when the branch holds records that
+        // grant nothing (torn, altered, unreadable).
+        let warnings = effects
+            .iter()
+            .filter(|e| matches!(e, Effect::Warn(t) if t.contains("could not be read whole")))
+            .count();
+        assert_eq!(effects.len(), warnings, "{effects:?}");
+        assert_eq!(warnings, usize::from(!session.findings().is_empty()));
         // Pi activates direct and model-only tools on registration (codemode and tool_search are
         // activated by their extensions); deferred MCP tools stay inactive.
         let active = tools
@@ -884,7 +905,7 @@ fn a_misconfigured_model_adds_nothing_and_says_so() {
     );
     pi.branch.apply(&effects);
     assert_eq!(
-        pi.branch.ledger_entries(),
+        pi.branch.granting_entries(),
         0,
         "a configuration error adds nothing, even with failMode open"
     );
@@ -956,7 +977,7 @@ fn a_model_outside_the_session_answers_jobs_and_the_round_commits() {
     let jobs = jobs(&effects);
     assert_eq!(jobs.len(), 1, "{effects:?}");
     assert!(
-        pi.branch.ledger_entries() == 0,
+        pi.branch.granting_entries() == 0,
         "nothing is committed before the answers"
     );
     let job = &jobs[0];
@@ -1284,7 +1305,10 @@ fn a_round_torn_by_a_crash_grants_nothing_after_a_restart_and_the_next_round_wor
             inventory: InventoryRead::Tools(pi.tools.clone()),
             active: pi.active.clone(),
         });
-        let parts = appended(&effects);
+        // The pick's parts (a first boundary also records the empty baseline before them).
+        let mut parts = appended(&effects);
+        let round = parts.last().map(|p| p["round"].clone());
+        parts.retain(|p| Some(&p["round"]) == round.as_ref());
         assert!(parts.len() >= 2, "{torn_first}: {} parts", parts.len());
         assert!(
             pi.session.is_allowed("pie_chart"),
@@ -1431,4 +1455,98 @@ fn a_torn_last_line_of_the_session_file_is_ignored_and_the_state_before_it_holds
         verdicts(&mut reference.session, &tools)
     );
     assert!(resumed.call("pie_chart").is_some());
+}
+
+/// Pi refuses to append a round's entries (it throws, short of a crash): the round grants
+/// nothing, because availability is what the branch records, and the person is told. The
+/// refold supersedes nothing that was already recorded, and the next prompt decides again.
+#[test]
+fn a_round_pi_could_not_append_grants_nothing_and_the_next_prompt_decides_again() {
+    let s = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    let prompt = "Search the incidents of the checkout service and page the on-call engineer";
+    let mut pi = Pi::start(s, ScopedAllowlist::default());
+    pi.boundary(BoundaryKind::Reconcile);
+    let before = pi.branch.clone();
+    // The host runs the boundary but none of its entries reach the branch.
+    let effects = pi.session.boundary(BoundaryEvent {
+        kind: BoundaryKind::Prompt {
+            text: Some(prompt.into()),
+        },
+        inventory: InventoryRead::Tools(pi.tools.clone()),
+        active: pi.active.clone(),
+    });
+    assert!(!appended(&effects).is_empty());
+    assert!(
+        pi.session.is_allowed("mcp__dev_radius__page_oncall"),
+        "the live round had it"
+    );
+    let warned = pi
+        .session
+        .append_failed(BranchRead::Entries(before.entries.clone()));
+    assert!(
+        matches!(&warned[..], [Effect::Warn(t)] if t.contains("could not be written")),
+        "{warned:?}"
+    );
+    assert!(!pi.session.is_allowed("mcp__dev_radius__page_oncall"));
+    // The reconcile the host runs next withholds it again from the active set.
+    pi.boundary(BoundaryKind::Reconcile);
+    assert!(!pi
+        .active
+        .iter()
+        .any(|n| n == "mcp__dev_radius__page_oncall"));
+    // Nobody has a recorded score for it now, so a call scores it lazily, and this time the
+    // branch records it.
+    let entries = pi.branch.ledger_entries();
+    assert!(pi.call("mcp__dev_radius__page_oncall").is_none());
+    assert!(pi.branch.ledger_entries() > entries);
+    assert!(pi.session.is_allowed("mcp__dev_radius__page_oncall"));
+}
+
+/// A branch whose first pick failed holds messages but no granting round. After a reload it must
+/// not look like a branch where filtering was switched on mid-session (which keeps everything the
+/// model may have seen): the empty baseline recorded when filtering first applied says the model
+/// has seen nothing filtered away.
+#[test]
+fn a_failed_first_pick_grants_nothing_after_a_reload() {
+    let s = pi_model_settings(Mode::Tools);
+    let mut pi = Pi::start(s.clone(), ScopedAllowlist::default());
+    pi.boundary(BoundaryKind::Reconcile);
+    let effects = pi.prompt("Render a bar chart of this CSV");
+    let job = jobs(&effects).remove(0);
+    let answers = job
+        .requests
+        .iter()
+        .map(|_| Err(context_decisions::session::ModelError::Unavailable))
+        .collect();
+    let effects = pi.session.decided(job.id, answers, &pi.active.clone());
+    pi.branch.apply(&effects);
+    pi.branch.assistant("I could not render it.");
+    assert_eq!(pi.branch.granting_entries(), 0);
+    assert!(
+        pi.branch.ledger_entries() > 0,
+        "the empty baseline is on the branch"
+    );
+
+    let mut reloaded = Pi::start_with(
+        s,
+        ScopedAllowlist::default(),
+        pi.branch.clone(),
+        pi.tools.clone(),
+    );
+    reloaded.boundary(BoundaryKind::Reconcile);
+    assert_eq!(
+        reloaded.branch.granting_entries(),
+        0,
+        "no baseline of everything"
+    );
+    for tool in ["bar_chart", "mcp__docs__search", "web_fetch"] {
+        if reloaded.tools.iter().any(|t| t.name == tool) {
+            assert!(!reloaded.session.is_allowed(tool), "{tool}");
+        }
+    }
 }

@@ -30,6 +30,12 @@ pub fn check_failed_reason() -> String {
     pcd_ui_text::check_failed_reason()
 }
 
+/// The reason to block with when Pi refused the entry that would have allowed the call.
+#[napi]
+pub fn not_recorded_reason() -> String {
+    pcd_ui_text::not_recorded_reason()
+}
+
 /// The working row's text while a decision is in flight (`Deciding Context`).
 #[napi]
 pub fn deciding_label() -> String {
@@ -241,7 +247,7 @@ impl PiSession {
         warnings.extend(origin_warnings);
         // PI_CONTEXT_DECISIONS_RECORD=<file>: record every session of this process.
         let recorder = context_decisions::record::process_recorder(&mut warnings);
-        let (inner, _) = Session::start_recording(
+        let (inner, started) = Session::start_recording(
             StartEvent {
                 reason,
                 nonce: text("nonce").unwrap_or("s").to_owned(),
@@ -252,6 +258,11 @@ impl PiSession {
             },
             recorder,
         );
+        // A start's only effects are warnings (records on the branch that grant nothing).
+        warnings.extend(started.into_iter().filter_map(|e| match e {
+            Effect::Warn(text) => Some(text),
+            _ => None,
+        }));
         Ok(PiSession {
             inner,
             agent_dir,
@@ -320,6 +331,14 @@ impl PiSession {
     #[napi]
     pub fn branch_moved(&mut self, entries_json: Option<String>) {
         self.inner.branch_moved(branch(entries_json));
+    }
+
+    /// Pi threw while appending a round's entries: refolds from the branch as Pi really has it
+    /// (the round grants nothing) and returns the effects (the warning) as JSON. The host skips
+    /// that batch's remaining entries and active-set change, then runs a reconcile boundary.
+    #[napi]
+    pub fn append_failed(&mut self, entries_json: Option<String>) -> String {
+        effects_json(&self.inner.append_failed(branch(entries_json))).to_string()
     }
 
     /// The verdict on one `tool_call`. `server_kind`: 0 no `server` argument (absent or null),

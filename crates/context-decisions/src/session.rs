@@ -364,7 +364,16 @@ impl Session {
         session.mcp_origins = event.mcp_origins;
         session.apply_settings(event.settings, event.project);
         session.load_branch(event.branch);
-        (session, Vec::new())
+        // Records that grant nothing (torn by a crash, altered, unreadable) are said once, when
+        // the session starts on them; counts only.
+        let effects = if session.findings.is_empty() {
+            Vec::new()
+        } else {
+            vec![Effect::Warn(pcd_ui_text::ledger_findings(
+                session.findings.len(),
+            ))]
+        };
+        (session, effects)
     }
 
     /// [`Session::start`], recording this session's events to `recorder` (see [`crate::record`])
@@ -455,6 +464,16 @@ impl Session {
         {
             self.generation += 1;
         }
+    }
+
+    /// The host could not append a round's entries (Pi threw): the round must not grant
+    /// anything, since availability is what the branch records. Refolds from `branch` (what was
+    /// really written; a torn round grants nothing), supersedes rounds in flight, and returns the
+    /// warning. The host skips that batch's remaining entries and active-set change, and follows
+    /// this with a [`BoundaryKind::Reconcile`] boundary.
+    pub fn append_failed(&mut self, branch: BranchRead) -> Vec<Effect> {
+        self.branch_moved(branch);
+        vec![Effect::Warn(round_problem(RoundProblem::NotRecorded))]
     }
 
     /// A branch move (`/tree`, fork, resume): refolds from the branch's entries and supersedes
@@ -669,22 +688,29 @@ impl Session {
     }
 
     /// Enabling mid-session keeps every tool already registered on the branch available: the
-    /// model may have seen them. A branch with no messages yet has shown the model nothing.
+    /// model may have seen them. A branch with no messages yet has shown the model nothing, and
+    /// records that as an empty baseline the first time filtering is on there: otherwise a
+    /// branch whose first pick failed (or was never written) would later look like one where
+    /// filtering was switched on mid-session, and a reload would grant it everything.
     fn baseline(&mut self, effects: &mut Vec<Effect>) {
         let (Some(branch), Some(tools)) = (&self.branch, &self.inventory) else {
             return;
         };
         let fresh_enable = branch.rounds().is_empty() || self.filtering_seen_off;
-        if !fresh_enable || !self.branch_has_messages {
+        if !fresh_enable {
             return;
         }
-        let names: Vec<String> = tools
-            .iter()
-            .zip(&self.classes)
-            .filter(|(t, c)| !c.kind.is_internal() && !branch.is_tool_available(&t.name))
-            .map(|(t, _)| t.name.clone())
-            .collect();
-        if names.is_empty() {
+        let names: Vec<String> = if self.branch_has_messages {
+            tools
+                .iter()
+                .zip(&self.classes)
+                .filter(|(t, c)| !c.kind.is_internal() && !branch.is_tool_available(&t.name))
+                .map(|(t, _)| t.name.clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if names.is_empty() && !branch.rounds().is_empty() {
             return;
         }
         let mode = self.settings.tools.mode;

@@ -41,6 +41,16 @@ pub fn check_failed_reason() -> String {
         .to_owned()
 }
 
+/// The reason to block a call with when the decision that would allow it could not be written to
+/// the session (Pi refused the entry): availability is what the branch records, so it fails
+/// closed.
+pub fn not_recorded_reason() -> String {
+    "Blocked: the decision for this tool could not be written to the session, so it was not \
+     made available (fail closed). Try again; to run it regardless, add it to an allowlist in \
+     /decisions (Tools tab)."
+        .to_owned()
+}
+
 /// Where the switch, the mode, the cadence and the pins are written by hand: said without a
 /// path of this machine (the files' places are the same everywhere).
 const SETTINGS_FILES: &str = "The switch, the mode, the cadence and the global pins are \

@@ -65,7 +65,8 @@ mod words;
 pub use blocked::blocked_reason;
 pub use commands::{
     check_failed_reason, decision_test, decisions_status, decisions_usage, list_command_usage,
-    DecisionTest, ListCommand, DECISIONS_COMMAND_DESCRIPTION, MAX_STATUS_ENTRIES,
+    not_recorded_reason, DecisionTest, ListCommand, DECISIONS_COMMAND_DESCRIPTION,
+    MAX_STATUS_ENTRIES,
 };
 pub use display::display_safe;
 pub use editor::{AllowlistEditor, CursorTarget, EditorKind, EditorOutcome, Key};
@@ -79,7 +80,7 @@ pub use reports::{
     origins_report, pick_report, OriginRow, OriginWarning, PickExempt, PickReason, PickReport,
     PickRow, PICK_LISTED,
 };
-pub use rounds::{audit_finding, round_problem, RoundProblem};
+pub use rounds::{audit_finding, ledger_findings, round_problem, RoundProblem};
 pub use settings_tab::{
     advanced_tool_limits, cadence_text, mode_text, tools_tab, tools_tab_notes, SettingId,
     SettingRow,

@@ -21,6 +21,8 @@ pub enum RoundProblem {
     Configuration,
     /// The call failed and `failMode: open` made the remaining candidates available.
     FailedOpen,
+    /// Pi refused to write the round's entries to the session, so it grants nothing.
+    NotRecorded,
 }
 
 /// The sentence for a round that did not go as planned. Nothing the model answered, and no
@@ -45,7 +47,25 @@ pub fn round_problem(problem: RoundProblem) -> String {
         RoundProblem::FailedOpen => "Deciding tools failed, and the fail mode is open, so every \
              remaining tool was made available for this branch."
             .to_owned(),
+        RoundProblem::NotRecorded => "A decision could not be written to the session, so it \
+             added nothing; tools already available stay available. The next prompt decides \
+             again."
+            .to_owned(),
     }
+}
+
+/// The sentence shown when a session starts on a branch whose ledger holds `count` records that
+/// grant nothing (torn by a crash while they were written, altered, or unreadable). Counts only.
+pub fn ledger_findings(count: usize) -> String {
+    let records = if count == 1 {
+        "1 decision record".to_owned()
+    } else {
+        format!("{count} decision records")
+    };
+    format!(
+        "{records} on this branch could not be read whole (a crash while writing, or an edited \
+         session file) and grant nothing. `cargo xtask replay` on the session file shows which."
+    )
 }
 
 /// The sentence for one ledger audit finding. Entry and round ids are shown bounded and made
@@ -97,10 +117,18 @@ mod tests {
             RoundProblem::Superseded,
             RoundProblem::Configuration,
             RoundProblem::FailedOpen,
+            RoundProblem::NotRecorded,
         ]
         .map(round_problem)
         .join("\n");
         insta::assert_snapshot!(all);
+    }
+
+    #[test]
+    fn ledger_findings_count_records_and_name_the_audit_command() {
+        assert!(ledger_findings(1).starts_with("1 decision record on this branch"));
+        assert!(ledger_findings(3).starts_with("3 decision records on this branch"));
+        assert!(ledger_findings(3).contains("cargo xtask replay"));
     }
 
     #[test]
