@@ -14,14 +14,24 @@ const VERSIONS: [&str; 2] = ["1.3.0", "1.6.0"];
 
 /// Runs one scenario in Pi `version` and returns the harness's report.
 fn run(scenario: &str, version: &str) -> Value {
+    run_file(
+        &repo().join("tests/e2e/scenarios").join(scenario),
+        version,
+        &addon(),
+    )
+}
+
+/// Runs the scenario file `path` in Pi `version`, the extension loading its addon from `addon`.
+fn run_file(path: &Path, version: &str, addon: &Path) -> Value {
+    let scenario = path.display();
     let node = installer("node");
     let pi = installer(version);
     let out = Command::new(node)
         .arg(repo().join("tests/pi-harness/run.mjs"))
-        .arg(repo().join("tests/e2e/scenarios").join(scenario))
+        .arg(path)
         .arg("--pi")
         .arg(pi)
-        .env("PI_CONTEXT_DECISIONS_ADDON", addon())
+        .env("PI_CONTEXT_DECISIONS_ADDON", addon)
         .output()
         .expect("node runs the harness");
     assert!(
@@ -588,4 +598,126 @@ fn refused_entries_grant_nothing_inside_pi() {
             assert!(!state.is_tool_available(withheld), "{version}: {withheld}");
         }
     }
+}
+
+/// Installed from a settings `packages` entry (the extension's folder, as Pi installs packages)
+/// rather than `-e`: it loads, picks, withholds and records the same way.
+#[test]
+fn loads_from_a_settings_packages_entry() {
+    for version in VERSIONS {
+        let report = run("package.json", version);
+        let loaded = report["loadedExtensions"].to_string();
+        assert!(
+            loaded.contains("/extension/index.ts"),
+            "{version}: {loaded}"
+        );
+        for tools in requests(&report, 0) {
+            assert!(
+                tools.contains(&"forecast_weather".to_owned()),
+                "{version}: {tools:?}"
+            );
+            assert!(
+                !tools.contains(&"bar_chart".to_owned()),
+                "{version}: {tools:?}"
+            );
+        }
+        assert_eq!(
+            calls(&report, 0, "forecast_weather"),
+            vec![(false, "forecast_weather ran".to_owned())]
+        );
+        assert!(replay(&report).is_tool_available("forecast_weather"));
+    }
+}
+
+/// The extension copied where no addon can be found, and pointed at a file that is not one: Pi
+/// keeps running, the person is warned once, and with filtering on every external call is
+/// blocked with the reason while internal tools run; with filtering off nothing is blocked.
+#[test]
+fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
+    let dir = tempfile_dir("no-addon");
+    let ext = dir.join("extension");
+    std::fs::create_dir_all(&ext).unwrap();
+    for file in ["index.ts", "package.json"] {
+        std::fs::copy(repo().join("extension").join(file), ext.join(file)).unwrap();
+    }
+    let not_an_addon = dir.join("broken.node");
+    std::fs::write(&not_an_addon, "not a shared library").unwrap();
+    let toolbox = repo().join("tests/e2e/fixtures/toolbox/index.ts");
+    for enabled in [true, false] {
+        let mut scenario = serde_json::json!({
+            "description": "no addon",
+            "ui": "tui",
+            "extensions": [
+                { "path": toolbox, "via": "path" },
+                { "path": ext.join("index.ts"), "via": "path" }
+            ],
+            "steps": [{
+                "prompt": "Render a bar chart of this CSV",
+                "responses": [
+                    { "toolCalls": [
+                        { "name": "bar_chart", "arguments": { "text": "a,1" } },
+                        { "name": "bash", "arguments": { "command": "echo internal-ran" } }
+                    ] },
+                    { "text": "done" }
+                ]
+            }, {
+                "prompt": "Again",
+                "responses": [
+                    { "toolCalls": [ { "name": "web_fetch", "arguments": { "text": "x" } } ] },
+                    { "text": "done" }
+                ]
+            }]
+        });
+        if enabled {
+            scenario["files"] = serde_json::json!({
+                "agent/pi-context-decisions/settings.json": {
+                    "tools": { "enabled": true }, "decision": { "provider": "embedded" }
+                }
+            });
+        }
+        let path = dir.join(format!("scenario-{enabled}.json"));
+        std::fs::write(&path, scenario.to_string()).unwrap();
+        for version in VERSIONS {
+            let report = run_file(&path, version, &not_an_addon);
+            let warnings: Vec<String> = report["notifications"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|n| n["message"].as_str())
+                .filter(|m| m.contains("could not load its native addon"))
+                .map(str::to_owned)
+                .collect();
+            assert_eq!(warnings.len(), 1, "{version} {enabled}: warned once");
+            let bash = calls(&report, 0, "bash");
+            assert!(
+                !bash[0].0 && bash[0].1.contains("internal-ran"),
+                "{version}: {bash:?}"
+            );
+            for (step, tool) in [(0, "bar_chart"), (1, "web_fetch")] {
+                let got = calls(&report, step, tool);
+                if enabled {
+                    assert!(
+                        got[0].0 && got[0].1.contains("could not load its native addon"),
+                        "{version}: {tool}: {got:?}"
+                    );
+                } else {
+                    assert!(!got[0].0, "{version}: {tool}: {got:?}");
+                }
+            }
+            assert!(ledger_entries(&report).is_empty(), "{version} {enabled}");
+        }
+    }
+}
+
+/// A fresh folder under the system's temporary folder for one test.
+fn tempfile_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "pcd-e2e-{name}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
