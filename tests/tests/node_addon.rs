@@ -383,3 +383,43 @@ fn the_tools_tab_renders_takes_keys_and_saves_exactly_the_files() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A settings file that stays broken is said once per session, not at every prompt that reads
+/// it again; once it reads clean, breaking it again is said again.
+#[test]
+fn a_broken_settings_file_is_said_once_until_it_is_fixed() {
+    let dir = std::env::temp_dir().join(format!("pcd-addon-warn-{}", std::process::id()));
+    let agent = dir.join("agent");
+    std::fs::create_dir_all(agent.join("pi-context-decisions")).unwrap();
+    let file = agent.join("pi-context-decisions/settings.json");
+    let broken = r#"{"tools": {"enabled": true, "mode": "sideways"}}"#;
+    let clean = r#"{"tools": {"enabled": true, "mode": "tools"}}"#;
+    std::fs::write(&file, broken).unwrap();
+    let script = format!(
+        r#"const a = require({addon:?});
+           const fs = require('fs');
+           const s = a.PiSession.start(JSON.stringify({{reason: 'startup', nonce: 'n', agentDirEnv: {agent:?}, home: {dir:?}, cwd: {dir:?}, trusted: false}}), '[]');
+           const seen = [s.takeWarnings().length];
+           s.settingsChanged(); seen.push(s.takeWarnings().length);
+           s.settingsChanged(); seen.push(s.takeWarnings().length);
+           fs.writeFileSync({file:?}, {clean:?});
+           s.settingsChanged(); seen.push(s.takeWarnings().length);
+           fs.writeFileSync({file:?}, {broken:?});
+           s.settingsChanged(); seen.push(s.takeWarnings().length);
+           process.stdout.write(JSON.stringify(seen));"#,
+        addon = addon(),
+    );
+    let out = Command::new(install("node"))
+        .arg("-e")
+        .arg(script)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Vec<u64> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(seen, [1, 0, 0, 0, 1]);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -112,6 +112,9 @@ pub struct PiSession {
     agent_dir: PathBuf,
     cwd: PathBuf,
     warnings: Vec<String>,
+    /// Warnings already shown this session: a file that stays broken is said once, not at every
+    /// prompt that reads it again; a read with no warning at all re-arms them.
+    shown: std::collections::HashSet<String>,
     tab: Option<ToolsDialog>,
 }
 
@@ -268,6 +271,7 @@ impl PiSession {
             agent_dir,
             cwd,
             warnings,
+            shown: std::collections::HashSet::new(),
             tab: None,
         })
     }
@@ -275,7 +279,11 @@ impl PiSession {
     /// Warnings from the last read of the files (sentences), taken once.
     #[napi]
     pub fn take_warnings(&mut self) -> Vec<String> {
+        let shown = &mut self.shown;
         std::mem::take(&mut self.warnings)
+            .into_iter()
+            .filter(|w| shown.insert(w.clone()))
+            .collect()
     }
 
     /// Whether tool filtering is on.
@@ -322,6 +330,9 @@ impl PiSession {
     pub fn settings_changed(&mut self) {
         let filters = self.inner.branch().is_some_and(|b| !b.rounds().is_empty());
         let files = load_settings(&self.agent_dir, &self.cwd, filters);
+        if files.warnings.is_empty() {
+            self.shown.clear();
+        }
         self.warnings.extend(files.warnings);
         self.inner.settings_changed(files.settings, files.project);
     }
