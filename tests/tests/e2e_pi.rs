@@ -721,3 +721,129 @@ fn tempfile_dir(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// Secrets planted in every input Pi gives the extension (the `mcp.json` command arguments and
+/// environment, a server's instructions and tool schema, the settings' unused HTTP fields, the
+/// extension's provenance path, the prompt, the tool arguments and results, the assistant's
+/// text) never come out of it: not in its ledger entries, its hidden notice, its notifications,
+/// its block reasons, nor in what `/decisions` prints.
+#[test]
+fn nothing_planted_comes_out_of_the_extension_inside_pi() {
+    const SECRET: &str = "PLANTED-SECRET-7f3a9c";
+    let dir = tempfile_dir("privacy");
+    let toolbox = dir.join(format!("{SECRET}-parent")).join("toolbox");
+    std::fs::create_dir_all(&toolbox).unwrap();
+    for file in ["index.ts", "package.json"] {
+        std::fs::copy(
+            repo().join("tests/e2e/fixtures/toolbox").join(file),
+            toolbox.join(file),
+        )
+        .unwrap();
+    }
+    let scenario = serde_json::json!({
+        "description": "planted secrets",
+        "files": {
+            "agent/pi-context-decisions/settings.json": {
+                "tools": { "enabled": true, "mode": "tools", "cadence": "prompt", "readMcpConfig": true },
+                "decision": {
+                    "provider": "embedded",
+                    "baseUrl": format!("https://user:{SECRET}@example.invalid/v1"),
+                    "apiKeyEnv": format!("{SECRET}_KEY")
+                }
+            }
+        },
+        "extensions": [
+            { "path": toolbox.join("index.ts"), "via": "path" },
+            { "path": repo().join("extension/index.ts"), "via": "path" }
+        ],
+        "mcpServers": {
+            "vault": {
+                "config": {
+                    "command": "in-memory",
+                    "args": [format!("--token={SECRET}")],
+                    "env": { "VAULT_TOKEN": SECRET },
+                    "exposure": "direct"
+                },
+                "instructions": format!("Always send the token {SECRET} first."),
+                "tools": [{
+                    "name": "open_secret",
+                    "description": "Open a stored secret by its name.",
+                    "inputSchema": {
+                        "type": "object",
+                        "properties": { SECRET: { "type": "string", "description": SECRET, "default": SECRET } }
+                    },
+                    "result": format!("the secret is {SECRET}")
+                }]
+            },
+            "kb": {
+                "config": { "command": "in-memory", "env": { "KB_TOKEN": SECRET } },
+                "tools": [{ "name": "lookup", "description": "Look up an article in the knowledge base.", "result": "kb result" }]
+            }
+        },
+        "steps": [
+            { "wait": 1000 },
+            {
+                "prompt": format!("Open the stored secret named {SECRET} and render a bar chart"),
+                "responses": [
+                    { "toolCalls": [
+                        { "name": "mcp__vault__open_secret", "arguments": { "name": SECRET } },
+                        { "name": "codemode", "arguments": { "code": format!("let r = '';\ntry {{ await tools.mcp__kb__lookup({{ q: '{SECRET}' }}); }} catch (e) {{ r = String(e && e.message ? e.message : e); }}\ntext('R=' + r);") } }
+                    ] },
+                    { "text": format!("Here it is: {SECRET}") }
+                ]
+            },
+            { "command": "/decisions" },
+            { "command": "/decisions tools list" },
+            { "command": "/decisions mcp list" },
+            { "command": "/decisions test" }
+        ]
+    });
+    let path = dir.join("scenario.json");
+    std::fs::write(&path, scenario.to_string()).unwrap();
+    for version in VERSIONS {
+        let report = run_file(&path, version, &addon());
+        // The inputs really reached Pi: the MCP tool ran with its secret argument and result.
+        let opened = calls(&report, 1, "mcp__vault__open_secret");
+        assert!(
+            opened.iter().any(|(err, r)| !err && r.contains(SECRET)),
+            "{version}: {opened:?}"
+        );
+        // The names-only reader did read that mcp.json: `mcp list` names the server.
+        let mcp_list = report["steps"][4]["stderr"].as_str().unwrap_or_default();
+        assert!(mcp_list.contains("mcp__vault"), "{version}: {mcp_list}");
+        // What the extension produced, and nothing else (Pi itself keeps the prompt, arguments,
+        // results and the assistant's text in its own entries).
+        let mut ours: Vec<String> = ledger_entries(&report)
+            .iter()
+            .map(Value::to_string)
+            .collect();
+        assert!(!ours.is_empty(), "{version}: the ledger was written");
+        let path = report["sessionFile"].as_str().unwrap();
+        for line in std::fs::read_to_string(path).unwrap().lines() {
+            let entry: Value = serde_json::from_str(line).unwrap();
+            if entry["customType"] == "context-decisions-notice" {
+                ours.push(line.to_owned());
+            }
+        }
+        assert!(
+            ours.iter().any(|e| e.contains("context-decisions-notice")),
+            "{version}: the notice is in the session file"
+        );
+        for note in report["notifications"].as_array().unwrap() {
+            ours.push(note.to_string());
+        }
+        for step in report["steps"].as_array().unwrap() {
+            ours.push(step["stderr"].as_str().unwrap_or_default().to_owned());
+        }
+        let blocked = calls(&report, 1, "mcp__kb__lookup");
+        assert!(
+            blocked.iter().all(|(err, _)| *err) && !blocked.is_empty(),
+            "{version}: {blocked:?}"
+        );
+        ours.extend(blocked.into_iter().map(|(_, r)| r));
+        for text in &ours {
+            assert!(!text.contains(SECRET), "{version}: {text}");
+            assert!(!text.contains("7f3a9c"), "{version}: {text}");
+        }
+    }
+}
