@@ -847,3 +847,80 @@ fn nothing_planted_comes_out_of_the_extension_inside_pi() {
         }
     }
 }
+
+/// `/decisions tools list` in Pi's RPC mode (a real `pi --mode rpc` process, no TUI): the list
+/// reaches the client as a `notify` UI request, and the command is handled.
+#[test]
+fn decisions_prints_through_rpc_notifications() {
+    use std::io::{BufRead, BufReader, Write};
+    for version in VERSIONS {
+        let dir = tempfile_dir("rpc");
+        let agent = dir.join("agent");
+        let project = dir.join("project");
+        std::fs::create_dir_all(agent.join("pi-context-decisions")).unwrap();
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(
+            agent.join("pi-context-decisions/settings.json"),
+            r#"{"tools": {"enabled": true}, "decision": {"provider": "embedded"}}"#,
+        )
+        .unwrap();
+        let mut child = Command::new(installer("node"))
+            .arg(installer(version).join("dist/bundle/cli.js"))
+            .args(["--mode", "rpc", "-e"])
+            .arg(repo().join("extension"))
+            .arg("-e")
+            .arg(repo().join("tests/e2e/fixtures/toolbox"))
+            .current_dir(&project)
+            .env("PI_CODING_AGENT_DIR", &agent)
+            .env("PI_OFFLINE", "1")
+            .env("PI_CONTEXT_DECISIONS_ADDON", addon())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("pi starts");
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(
+            stdin,
+            r#"{{"id": "1", "type": "prompt", "message": "/decisions tools list"}}"#
+        )
+        .unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut notified = None;
+        let mut handled = false;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !(handled && notified.is_some()) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let Ok(line) = rx.recv_timeout(left) else {
+                break;
+            };
+            let Ok(event) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if event["type"] == "extension_ui_request" && event["method"] == "notify" {
+                notified = event["message"].as_str().map(str::to_owned);
+            }
+            if event["type"] == "response" && event["id"] == "1" {
+                handled = event["success"] == true;
+            }
+        }
+        drop(stdin);
+        child.kill().ok();
+        child.wait().ok();
+        assert!(handled, "{version}: the command was handled");
+        let text = notified.unwrap_or_default();
+        assert!(
+            text.contains("tool filtering is on") && text.contains("bar_chart"),
+            "{version}: {text}"
+        );
+        assert!(text.contains("withheld"), "{version}: {text}");
+    }
+}
