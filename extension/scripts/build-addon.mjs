@@ -17,7 +17,9 @@ if (!existsSync(build)) {
   process.stderr.write("pi-context-decisions: no addon and no source to build it from\n");
   process.exit(0);
 }
-const run = spawnSync("bash", [build], { stdio: ["ignore", "pipe", "inherit"] });
+// PI_CONTEXT_DECISIONS_BUILD=debug builds the debug profile (the tests reuse their own build).
+const args = process.env.PI_CONTEXT_DECISIONS_BUILD === "debug" ? [build, "--debug"] : [build];
+const run = spawnSync("bash", args, { stdio: ["ignore", "pipe", "inherit"] });
 if (run.status !== 0) {
   process.stderr.write("pi-context-decisions: building the addon with cargo failed\n");
   process.exit(0);

@@ -423,3 +423,49 @@ fn a_broken_settings_file_is_said_once_until_it_is_fixed() {
     assert_eq!(seen, [1, 0, 0, 0, 1]);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The extension's install script (`npm install` runs it) builds the addon from source with cargo
+/// when none is there, and puts it where the extension loads it; with one there it does nothing.
+#[test]
+fn the_install_script_builds_the_addon_from_source_with_cargo() {
+    let built = repo().join("extension/pcd_node.node");
+    let _ = std::fs::remove_file(&built);
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| repo().join("target"));
+    let script = repo().join("extension/scripts/build-addon.mjs");
+    let run = || {
+        Command::new(install("node"))
+            .arg(&script)
+            .env("CARGO_TARGET_DIR", &target)
+            .env("PI_CONTEXT_DECISIONS_BUILD", "debug")
+            .output()
+            .unwrap()
+    };
+    let out = run();
+    assert!(
+        out.status.success() && built.exists(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Node loads what it built, and it is this version of the addon.
+    let check = Command::new(install("node"))
+        .arg("-e")
+        .arg(format!(
+            "process.stdout.write(require({built:?}).addonVersion())"
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&check.stdout),
+        env!("CARGO_PKG_VERSION")
+    );
+    // A second install finds it and builds nothing.
+    let modified = std::fs::metadata(&built).unwrap().modified().unwrap();
+    assert!(run().status.success());
+    assert_eq!(
+        std::fs::metadata(&built).unwrap().modified().unwrap(),
+        modified
+    );
+    std::fs::remove_file(&built).unwrap();
+}
