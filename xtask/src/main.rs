@@ -19,7 +19,7 @@ fn main() -> ExitCode {
         Some("replay") => replay::run(&args[1..]),
         Some("mirror") => mirror::run(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask ci | replay SESSION [--leaf ID] [--sqlite DB] [--json] | mirror SESSION... --sqlite DB");
+            eprintln!("{}", pcd_ui_text::XTASK_USAGE);
             ExitCode::from(2)
         }
     }

@@ -5,10 +5,9 @@
 
 use crate::sessions::{display_name, session_files};
 use pcd_ledger::Mirror;
+use pcd_ui_text::{Audit, AuditArgProblem as A, MirrorLine};
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-const USAGE: &str = "usage: cargo xtask mirror SESSION.jsonl|FOLDER... --sqlite DB";
 
 /// Runs the command.
 pub fn run(args: &[String]) -> ExitCode {
@@ -19,22 +18,22 @@ pub fn run(args: &[String]) -> ExitCode {
         match arg.as_str() {
             "--sqlite" => match it.next() {
                 Some(p) => db = Some(PathBuf::from(p)),
-                None => return usage("--sqlite needs a file"),
+                None => return usage(A::SqliteNeedsFile),
             },
-            flag if flag.starts_with("--") => return usage("unknown option"),
+            flag if flag.starts_with("--") => return usage(A::UnknownOption),
             _ => paths.push(PathBuf::from(arg)),
         }
     }
     let Some(db) = db else {
-        return usage("--sqlite DB is needed");
+        return usage(A::NoSqlite);
     };
     if paths.is_empty() {
-        return usage("at least one session file or folder is needed");
+        return usage(A::NoPaths);
     }
     let mut mirror = match Mirror::open(&db) {
         Ok(m) => m,
         Err(e) => {
-            eprintln!("xtask mirror: cannot open the mirror: {e}");
+            eprint!("{}", pcd_ui_text::audit_mirror_unopened(Audit::Mirror, &e));
             return ExitCode::from(2);
         }
     };
@@ -43,32 +42,34 @@ pub fn run(args: &[String]) -> ExitCode {
         let files = match session_files(&path) {
             Ok(f) => f,
             Err(e) => {
-                eprintln!("xtask mirror: cannot read a session path: {}", e.kind());
+                eprint!(
+                    "{}",
+                    pcd_ui_text::audit_path_unreadable(Audit::Mirror, &e.kind().to_string())
+                );
                 failed = true;
                 continue;
             }
         };
         for file in files {
             let name = display_name(&file);
-            match mirror.mirror_file(&file) {
-                Ok(r) => println!(
-                    "{name}: session {}: +{} entries, +{} round parts, +{} names ({} bytes read){}",
-                    r.session_id,
-                    r.entries,
-                    r.parts,
-                    r.names,
-                    r.bytes,
-                    if r.restarted {
-                        "; the file no longer extended the mirror, so it was mirrored again"
-                    } else {
-                        ""
-                    }
+            let line = match mirror.mirror_file(&file) {
+                Ok(r) => pcd_ui_text::mirror_line(
+                    &name,
+                    Ok(&MirrorLine {
+                        session: r.session_id,
+                        entries: r.entries,
+                        parts: r.parts,
+                        names: r.names,
+                        bytes: r.bytes,
+                        restarted: r.restarted,
+                    }),
                 ),
                 Err(e) => {
-                    println!("{name}: not mirrored: {e}");
                     failed = true;
+                    pcd_ui_text::mirror_line(&name, Err(&e))
                 }
-            }
+            };
+            print!("{line}");
         }
     }
     if failed {
@@ -78,7 +79,7 @@ pub fn run(args: &[String]) -> ExitCode {
     }
 }
 
-fn usage(problem: &str) -> ExitCode {
-    eprintln!("xtask mirror: {problem}\n{USAGE}");
+fn usage(problem: A) -> ExitCode {
+    eprint!("{}", pcd_ui_text::audit_usage(Audit::Mirror, problem));
     ExitCode::from(2)
 }

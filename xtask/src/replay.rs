@@ -6,18 +6,11 @@
 
 use crate::sessions::{display_name, session_files};
 use pcd_ledger::{BranchReplay, Mirror, RoundSummary, SessionFile};
+use pcd_ui_text::{Audit, AuditArgProblem as A, ReplayRound, ReplaySession, DIGEST_NOTE};
 use serde_json::{json, Map, Value};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-/// What the digest can and cannot tell, stated in every report.
-pub const DIGEST_NOTE: &str = "The digest detects torn or hand-edited rounds; it does not detect \
-another extension in the same process writing a valid round.";
-
-const USAGE: &str =
-    "usage: cargo xtask replay SESSION.jsonl|FOLDER [--leaf ID] [--sqlite DB] [--json]";
-/// Names listed per line in the text report; `--json` lists them all.
-const TEXT_LIST_LIMIT: usize = 40;
 
 struct Args {
     path: PathBuf,
@@ -26,21 +19,21 @@ struct Args {
     json: bool,
 }
 
-fn parse(args: &[String]) -> Result<Args, String> {
+fn parse(args: &[String]) -> Result<Args, A> {
     let (mut path, mut leaf, mut sqlite, mut json) = (None, None, None, false);
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--json" => json = true,
-            "--leaf" => leaf = Some(it.next().ok_or("--leaf needs an entry id")?.clone()),
-            "--sqlite" => sqlite = Some(PathBuf::from(it.next().ok_or("--sqlite needs a file")?)),
-            flag if flag.starts_with("--") => return Err("unknown option".into()),
-            _ if path.is_some() => return Err("one session file or folder at a time".into()),
+            "--leaf" => leaf = Some(it.next().ok_or(A::LeafNeedsId)?.clone()),
+            "--sqlite" => sqlite = Some(PathBuf::from(it.next().ok_or(A::SqliteNeedsFile)?)),
+            flag if flag.starts_with("--") => return Err(A::UnknownOption),
+            _ if path.is_some() => return Err(A::OnePath),
             _ => path = Some(PathBuf::from(arg)),
         }
     }
     Ok(Args {
-        path: path.ok_or("a session file or folder is needed")?,
+        path: path.ok_or(A::NoPath)?,
         leaf,
         sqlite,
         json,
@@ -89,7 +82,7 @@ fn replay_file(path: &Path, leaf: Option<&str>, mirror: Option<&Mirror>) -> Resu
         Some(mirror) => {
             let replay = mirror
                 .replay(&session, leaf)
-                .map_err(|e| format!("{e} (mirror it first with cargo xtask mirror)"))?;
+                .map_err(|e| pcd_ui_text::replay_not_mirrored(&e))?;
             let problems = mirror
                 .problems(&session)
                 .map_err(|e| e.to_string())?
@@ -118,14 +111,17 @@ pub fn run(args: &[String]) -> ExitCode {
     let args = match parse(args) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("xtask replay: {e}\n{USAGE}");
+            eprint!("{}", pcd_ui_text::audit_usage(Audit::Replay, e));
             return ExitCode::from(2);
         }
     };
     let files = match session_files(&args.path) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("xtask replay: cannot read the session path: {}", e.kind());
+            eprint!(
+                "{}",
+                pcd_ui_text::audit_path_unreadable(Audit::Replay, &e.kind().to_string())
+            );
             return ExitCode::from(2);
         }
     };
@@ -134,7 +130,7 @@ pub fn run(args: &[String]) -> ExitCode {
         Some(db) => match Mirror::open(db) {
             Ok(m) => Some(m),
             Err(e) => {
-                eprintln!("xtask replay: cannot open the mirror: {e}");
+                eprint!("{}", pcd_ui_text::audit_mirror_unopened(Audit::Replay, &e));
                 return ExitCode::from(2);
             }
         },
@@ -150,13 +146,15 @@ pub fn run(args: &[String]) -> ExitCode {
     if args.json {
         println!("{}", to_json(&outcomes, single));
     } else {
+        let mut out = std::io::stdout().lock();
         for outcome in &outcomes {
-            print_text(outcome);
+            let text = match &outcome.result {
+                Ok(report) => pcd_ui_text::replay_session(&text_report(&outcome.name, report)),
+                Err(e) => pcd_ui_text::replay_unreadable(&outcome.name, e),
+            };
+            let _ = out.write_all(text.as_bytes());
         }
-        if outcomes.is_empty() {
-            println!("no session files found");
-        }
-        println!("note: {DIGEST_NOTE}");
+        let _ = out.write_all(pcd_ui_text::replay_footer(outcomes.is_empty()).as_bytes());
     }
     exit_code(&outcomes)
 }
@@ -174,120 +172,54 @@ fn exit_code(outcomes: &[Outcome]) -> ExitCode {
     }
 }
 
-fn names_line(names: &[&str]) -> String {
-    let shown: Vec<&str> = names.iter().take(TEXT_LIST_LIMIT).copied().collect();
-    let mut line = shown.join(", ");
-    if names.len() > TEXT_LIST_LIMIT {
-        line.push_str(&format!(", … and {} more", names.len() - TEXT_LIST_LIMIT));
-    }
-    line
-}
-
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-fn print_text(outcome: &Outcome) {
-    let report = match &outcome.result {
-        Ok(r) => r,
-        Err(e) => {
-            println!("{}: cannot be read: {e}", outcome.name);
-            return;
-        }
-    };
-    let fork = if report.forked { ", a fork" } else { "" };
-    println!(
-        "session {} ({}; version {}{fork}; replayed from {})",
-        report.session, outcome.name, report.version, report.source
-    );
-    println!(
-        "  branch: {} to leaf {}",
-        plural(report.replay.entries, "entry", "entries"),
-        report.leaf.as_deref().unwrap_or("(none)")
-    );
-    let state = &report.replay.state;
-    if state.rounds().is_empty() {
-        println!("  timeline: no rounds");
-    } else {
-        println!("  timeline:");
-    }
-    for (i, round) in state.rounds().iter().enumerate() {
-        print_round(i + 1, round);
-    }
-    if !report.replay.findings.is_empty() {
-        println!("  findings:");
-        for f in &report.replay.findings {
-            // The sentence (with the round and entry ids made safe to print) is ui-text's.
-            println!("    {}: {}", f.code.as_str(), pcd_ui_text::audit_finding(f));
-        }
-    }
-    if !report.problems.is_empty() {
-        println!("  line problems:");
-        for (line, code, _) in &report.problems {
-            println!("    line {line}: {code}");
-        }
-    }
+/// The text report's data: the ids, names and codes the ui-text report shows.
+fn text_report(file: &str, report: &Report) -> ReplaySession {
     let (tools, groups) = available(report);
-    println!(
-        "  available: {}, {}",
-        plural(tools.len(), "tool", "tools"),
-        plural(groups.len(), "group", "groups")
-    );
-    if !tools.is_empty() {
-        println!("    tools: {}", names_line(&tools));
+    let state = &report.replay.state;
+    let owned = |names: Vec<&str>| names.into_iter().map(str::to_owned).collect();
+    ReplaySession {
+        file: file.to_owned(),
+        session: report.session.clone(),
+        version: report.version,
+        forked: report.forked,
+        source: report.source,
+        entries: report.replay.entries,
+        leaf: report.leaf.clone(),
+        rounds: state.rounds().iter().map(text_round).collect(),
+        findings: report.replay.findings.clone(),
+        problems: report
+            .problems
+            .iter()
+            .map(|(line, code, _)| (*line, code.clone()))
+            .collect(),
+        tools: owned(tools),
+        groups: owned(groups),
+        first_prompt: state.first_prompt().map(|f| {
+            (
+                f.entry_id.as_deref().map(str::to_owned),
+                f.round.to_string(),
+            )
+        }),
+        tampered: report.tampered(),
     }
-    if !groups.is_empty() {
-        println!("    groups: {}", names_line(&groups));
-    }
-    if let Some(first) = state.first_prompt() {
-        println!(
-            "  first prompt: entry {} (picked by round {})",
-            first.entry_id.as_deref().unwrap_or("(not appended yet)"),
-            first.round
-        );
-    }
-    let verdict = if report.tampered() {
-        "TAMPERED OR DAMAGED"
-    } else {
-        "clean"
-    };
-    println!("  verdict: {verdict}");
 }
 
-fn print_round(n: usize, round: &RoundSummary) {
-    println!(
-        "    {n}. round {} at {} (entry {}): {} boundary, {}, {} mode",
-        round.id,
-        round.timestamp.as_deref().unwrap_or("?"),
-        round.entry_id.as_deref().unwrap_or("?"),
-        round.boundary.as_str(),
-        round.basis.as_str(),
-        round.mode.as_str()
-    );
-    let tools: Vec<&str> = round.new_tools.iter().map(|s| &**s).collect();
-    let groups: Vec<&str> = round.new_groups.iter().map(|s| &**s).collect();
-    if !tools.is_empty() {
-        println!(
-            "       + {}: {}",
-            plural(tools.len(), "tool", "tools"),
-            names_line(&tools)
-        );
+fn text_round(round: &RoundSummary) -> ReplayRound {
+    let owned = |names: &[std::sync::Arc<str>]| names.iter().map(|s| s.to_string()).collect();
+    ReplayRound {
+        id: round.id.to_string(),
+        timestamp: round.timestamp.as_deref().map(str::to_owned),
+        entry: round.entry_id.as_deref().map(str::to_owned),
+        boundary: round.boundary.as_str(),
+        basis: round.basis.as_str(),
+        mode: round.mode.as_str(),
+        new_tools: owned(&round.new_tools),
+        new_groups: owned(&round.new_groups),
+        considered: round.considered,
+        scored: round.scored,
+        allowlisted: round.allowlisted,
+        threshold: round.threshold.map(|t| t.as_f64()),
     }
-    if !groups.is_empty() {
-        println!(
-            "       + {}: {}",
-            plural(groups.len(), "group", "groups"),
-            names_line(&groups)
-        );
-    }
-    let threshold = round
-        .threshold
-        .map(|t| format!(", threshold {:.3}", t.as_f64()))
-        .unwrap_or_default();
-    println!(
-        "       considered {}, scored {}, allowlisted {}{threshold}",
-        round.considered, round.scored, round.allowlisted
-    );
 }
 
 fn available(report: &Report) -> (Vec<&str>, Vec<&str>) {

@@ -75,13 +75,20 @@ fn agent_dir(given: &Option<PathBuf>) -> Result<PathBuf, String> {
 }
 
 fn branch_entries(path: &Path, leaf: Option<&str>) -> Result<Vec<Value>, String> {
-    let name = path.display();
-    let mut file = SessionFile::open(path).map_err(|e| format!("session file `{name}`: {e}"))?;
-    let branch = file
-        .branch_for(leaf)
-        .map_err(|e| format!("session file `{name}`: {e}"))?;
-    file.read_branch(&branch)
-        .map_err(|e| format!("session file `{name}`: {e}"))
+    let name = path.display().to_string();
+    let error = |e: &dyn std::fmt::Display| pcd_ui_text::session_file_error(&name, e);
+    let mut file = SessionFile::open(path).map_err(|e| error(&e))?;
+    let branch = file.branch_for(leaf).map_err(|e| error(&e))?;
+    file.read_branch(&branch).map_err(|e| error(&e))
+}
+
+/// The folder given, or the current one.
+fn cwd_or_current(given: &Option<PathBuf>) -> Result<PathBuf, String> {
+    match given {
+        Some(dir) => Ok(dir.clone()),
+        None => std::env::current_dir()
+            .map_err(|e| pcd_ui_text::current_folder_error(&e.kind().to_string())),
+    }
 }
 
 /// Builds a session over the files, with the inventory as its registry snapshot; returns it and
@@ -90,11 +97,7 @@ fn open_session(args: &SessionArgs) -> Result<(Session, Vec<String>), String> {
     let inventory =
         crate::inventory::read_inventory_file(&args.tools).map_err(|e| e.to_string())?;
     let agent_dir = agent_dir(&args.agent_dir)?;
-    let cwd = match &args.cwd {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir()
-            .map_err(|e| format!("cannot read the current folder: {}", e.kind()))?,
-    };
+    let cwd = cwd_or_current(&args.cwd)?;
     let entries = match &args.session {
         Some(path) => branch_entries(path, args.leaf.as_deref())?,
         None => Vec::new(),
@@ -120,18 +123,6 @@ fn open_session(args: &SessionArgs) -> Result<(Session, Vec<String>), String> {
     Ok((session, warnings))
 }
 
-fn with_warnings(text: String, warnings: &[String]) -> String {
-    let mut out = text;
-    for w in warnings {
-        out.push_str("\nwarning: ");
-        out.push_str(w);
-    }
-    if !warnings.is_empty() {
-        out.push('\n');
-    }
-    out
-}
-
 /// Runs `list` and returns what to print.
 pub fn list(args: &ListArgs) -> Result<String, String> {
     let (session, warnings) = open_session(&args.from)?;
@@ -143,7 +134,7 @@ pub fn list(args: &ListArgs) -> Result<String, String> {
         "mcp" => pcd_ui_text::mcp_list(&view),
         _ => pcd_ui_text::tools_list(&view),
     };
-    Ok(with_warnings(text, &warnings))
+    Ok(pcd_ui_text::with_warnings(text, &warnings))
 }
 
 /// A stable code for why a tool is available (or that it is withheld).
@@ -204,12 +195,13 @@ fn list_json(view: &pcd_ui_text::InventoryView, what: &str, warnings: &[String])
 /// with status 1). Nothing is written: a tool nobody has scored yet is scored in memory, as the
 /// extension would score it at its first call.
 pub fn gate(args: &GateArgs) -> Result<(String, bool), String> {
+    use pcd_ui_text::{call_error, CallProblem};
     let call: Value =
-        serde_json::from_str(&args.call).map_err(|_| "--call is not valid JSON".to_owned())?;
+        serde_json::from_str(&args.call).map_err(|_| call_error(CallProblem::NotJson))?;
     let tool = call
         .get("toolName")
         .and_then(Value::as_str)
-        .ok_or("--call needs a string `toolName`")?;
+        .ok_or_else(|| call_error(CallProblem::NoToolName))?;
     let server = match call.get("input").and_then(|i| i.get("server")) {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(Ok(s.clone())),
@@ -244,27 +236,31 @@ pub fn gate(args: &GateArgs) -> Result<(String, bool), String> {
         });
         return Ok((format!("{verdict}\n"), outcome.block.is_some()));
     }
-    let text = match &outcome.block {
-        None => "allow\n".to_owned(),
-        Some(reason) => format!("block: {reason}\n"),
-    };
-    Ok((with_warnings(text, &warnings), outcome.block.is_some()))
+    let text = pcd_ui_text::gate_verdict(outcome.block.as_deref());
+    Ok((
+        pcd_ui_text::with_warnings(text, &warnings),
+        outcome.block.is_some(),
+    ))
 }
 
 /// Runs `simulate SCRIPT` and returns one JSON line per event, and how the replay compared with
 /// the effects the script expects (see [`crate::simulate::check`]).
 pub fn simulate(script: &Path) -> Result<(String, (usize, Vec<usize>)), String> {
-    let name = script.display();
-    let bytes =
-        std::fs::read(script).map_err(|e| format!("cannot read script `{name}`: {}", e.kind()))?;
+    use pcd_ui_text::{script_file_error, ScriptFileProblem as P};
+    let name = script.display().to_string();
+    let bytes = std::fs::read(script)
+        .map_err(|e| script_file_error(&name, P::Read(&e.kind().to_string())))?;
     let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
-        format!(
-            "script `{name}` is not valid JSON (line {}, column {})",
-            e.line(),
-            e.column()
+        script_file_error(
+            &name,
+            P::NotJson {
+                line: e.line(),
+                column: e.column(),
+            },
         )
     })?;
-    let lines = crate::simulate::run(&value).map_err(|e| format!("script `{name}`: {e}"))?;
+    let lines = crate::simulate::run(&value)
+        .map_err(|e| script_file_error(&name, P::Script(&e.to_string())))?;
     let check = crate::simulate::check(&value, &lines);
     Ok((lines.iter().map(|l| format!("{l}\n")).collect(), check))
 }

@@ -11,6 +11,7 @@ use crate::inventory::{read_inventory_file, InventoryFileError};
 use pcd_model::{Allowlists, Classifier, DecisionSettings, Mode, ToolInfo};
 use pcd_picker::candidates::{candidates, Available, Candidate};
 use pcd_picker::embedded::{self, Calibration, FieldWeights};
+use pcd_ui_text::{NumberListProblem, QueryProblem, ReadProblem};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::io::{BufRead, Read};
@@ -33,29 +34,30 @@ pub enum Split {
     All,
 }
 
-/// Why a set could not be evaluated. Files are named; no value from them is echoed.
+/// Why a set could not be evaluated. Files are named; no value from them is echoed. The
+/// sentences are ui-text's.
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
     /// The tools file.
     #[error(transparent)]
     Tools(#[from] InventoryFileError),
     /// A file could not be read.
-    #[error("cannot read `{file}`: {reason}")]
+    #[error("{}", pcd_ui_text::eval_read_error(file, problem))]
     Read {
         /// The file.
         file: String,
         /// The operating system's reason, or the bound exceeded.
-        reason: String,
+        problem: ReadProblem,
     },
     /// A line of a queries file is not a query.
-    #[error("`{file}` line {line}: {reason}")]
+    #[error("{}", pcd_ui_text::query_line_error(file, *line, *problem))]
     BadQuery {
         /// The file.
         file: String,
         /// 1-based line number.
         line: usize,
         /// What is wrong.
-        reason: &'static str,
+        problem: QueryProblem,
     },
 }
 
@@ -85,20 +87,21 @@ pub struct EvalSet {
 
 fn read_bounded(path: &Path, max: u64) -> Result<String, EvalError> {
     let file = path.display().to_string();
-    let err = |reason: String| EvalError::Read {
+    let err = |problem: ReadProblem| EvalError::Read {
         file: file.clone(),
-        reason,
+        problem,
     };
-    let handle = std::fs::File::open(path).map_err(|e| err(e.kind().to_string()))?;
+    let handle =
+        std::fs::File::open(path).map_err(|e| err(ReadProblem::Io(e.kind().to_string())))?;
     let mut bytes = Vec::new();
     handle
         .take(max + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| err(e.kind().to_string()))?;
+        .map_err(|e| err(ReadProblem::Io(e.kind().to_string())))?;
     if bytes.len() as u64 > max {
-        return Err(err(format!("larger than {max} bytes")));
+        return Err(err(ReadProblem::TooLarge(max)));
     }
-    String::from_utf8(bytes).map_err(|_| err("not UTF-8".into()))
+    String::from_utf8(bytes).map_err(|_| err(ReadProblem::NotUtf8))
 }
 
 fn read_queries(path: &Path) -> Result<Vec<Query>, EvalError> {
@@ -106,36 +109,37 @@ fn read_queries(path: &Path) -> Result<Vec<Query>, EvalError> {
     let text = read_bounded(path, MAX_QUERIES_FILE_BYTES)?;
     let mut out = Vec::new();
     for (i, line) in text.as_bytes().lines().enumerate() {
-        let bad = |reason| EvalError::BadQuery {
+        let bad = |problem| EvalError::BadQuery {
             file: file.clone(),
             line: i + 1,
-            reason,
+            problem,
         };
-        let line = line.map_err(|_| bad("unreadable"))?;
+        let line = line.map_err(|_| bad(QueryProblem::Unreadable))?;
         if line.trim().is_empty() {
             continue;
         }
         if line.len() > MAX_QUERY_LINE_BYTES {
-            return Err(bad("line longer than 64 KiB"));
+            return Err(bad(QueryProblem::TooLong(MAX_QUERY_LINE_BYTES)));
         }
-        let value: Value = serde_json::from_str(&line).map_err(|_| bad("not a JSON object"))?;
+        let value: Value =
+            serde_json::from_str(&line).map_err(|_| bad(QueryProblem::NotAnObject))?;
         let id = value
             .get("id")
             .and_then(Value::as_str)
-            .ok_or(bad("no string `id`"))?;
+            .ok_or(bad(QueryProblem::NoId))?;
         let prompt = value
             .get("prompt")
             .and_then(Value::as_str)
-            .ok_or(bad("no string `prompt`"))?;
+            .ok_or(bad(QueryProblem::NoPrompt))?;
         let relevant = value
             .get("relevant_tools")
             .and_then(Value::as_array)
-            .ok_or(bad("no array `relevant_tools`"))?
+            .ok_or(bad(QueryProblem::NoRelevantTools))?
             .iter()
             .map(|v| {
                 v.as_str()
                     .map(str::to_owned)
-                    .ok_or(bad("a relevant tool is not a string"))
+                    .ok_or(bad(QueryProblem::RelevantToolNotString))
             })
             .collect::<Result<Vec<_>, _>>()?;
         out.push(Query {
@@ -160,7 +164,7 @@ impl EvalSet {
         )?)
         .map_err(|_| EvalError::Read {
             file: tools_path.display().to_string(),
-            reason: "not JSON".into(),
+            problem: ReadProblem::NotJson,
         })?;
         let peer_documents = raw
             .as_array()
@@ -669,79 +673,55 @@ fn round_ms(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// The human-readable report of an evaluation's JSON.
+/// The human-readable report of an evaluation's JSON (ui-text's [`pcd_ui_text::eval_report`]
+/// over the same figures `--json` prints).
 pub fn report(set_dir: &Path, value: &Value) -> String {
     let g = |v: &Value, k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-    let peer = &value["peer_tool_search_bm25"];
-    let mut s = format!(
-        "set {}  mode {}  split {}  {} candidates  {} prompts\n\n",
-        set_dir.display(),
-        value["mode"].as_str().unwrap_or(""),
-        value["split"].as_str().unwrap_or(""),
-        value["candidates"],
-        value["prompts"],
-    );
-    s.push_str(&format!(
-        "{:<14}{:>10}{:>12}\n",
-        "metric", "embedded", "tool_search"
-    ));
-    for k in [
-        "recall@1",
-        "recall@3",
-        "recall@5",
-        "recall@10",
-        "complete@5",
-        "complete@10",
-        "ndcg@10",
-    ] {
-        s.push_str(&format!(
-            "{:<14}{:>10.3}{:>12.3}\n",
-            k,
-            g(value, k),
-            g(peer, k)
-        ));
-    }
-    s.push_str(&format!(
-        "{:<14}{:>10.3}{:>12.3}\n{:<14}{:>10.3}{:>12.3}\n",
-        "ms median",
-        g(value, "ms_per_prompt_median"),
-        g(peer, "ms_per_prompt_median"),
-        "ms p99",
-        g(value, "ms_per_prompt_p99"),
-        g(peer, "ms_per_prompt_p99"),
-    ));
+    let n = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let scores = |v: &Value| pcd_ui_text::EvalScores {
+        recall: KS.map(|k| g(v, &format!("recall@{k}"))),
+        complete: [g(v, "complete@5"), g(v, "complete@10")],
+        ndcg10: g(v, "ndcg@10"),
+        ms_median: g(v, "ms_per_prompt_median"),
+        ms_p99: g(v, "ms_per_prompt_p99"),
+    };
     let sel = &value["selection"];
-    s.push_str(&format!(
-        "\nselection at threshold {} and cap {}: recall {:.3}, precision {:.3}, {:.2} exposed per prompt, {:.1}% of definition text withheld\n",
-        sel["threshold"],
-        sel["cap"],
-        g(sel, "recall"),
-        g(sel, "precision"),
-        g(sel, "exposed_per_prompt"),
-        100.0 * g(sel, "withheld_share"),
-    ));
-    if let Some(share) = value.get("nothing_exposed_share").and_then(Value::as_f64) {
-        s.push_str(&format!(
-            "irrelevance prompts with nothing exposed: {:.1}% of {}\n",
-            100.0 * share,
-            value["irrelevance_prompts"]
-        ));
-    }
-    s
+    pcd_ui_text::eval_report(&pcd_ui_text::EvalReport {
+        set: set_dir.display().to_string(),
+        mode: value["mode"].as_str().unwrap_or("").to_owned(),
+        split: value["split"].as_str().unwrap_or("").to_owned(),
+        candidates: n(value, "candidates"),
+        prompts: n(value, "prompts"),
+        embedded: scores(value),
+        tool_search: scores(&value["peer_tool_search_bm25"]),
+        selection: pcd_ui_text::EvalSelection {
+            threshold: g(sel, "threshold"),
+            cap: n(sel, "cap"),
+            recall: g(sel, "recall"),
+            precision: g(sel, "precision"),
+            exposed_per_prompt: g(sel, "exposed_per_prompt"),
+            withheld_share: g(sel, "withheld_share"),
+        },
+        irrelevance: value
+            .get("nothing_exposed_share")
+            .and_then(Value::as_f64)
+            .map(|share| (share, n(value, "irrelevance_prompts"))),
+    })
 }
 
 fn parse_list<const N: usize>(text: &str, what: &str) -> Result<[f64; N], String> {
     let values: Vec<f64> = text
         .split(',')
-        .map(|p| {
-            p.trim()
-                .parse::<f64>()
-                .map_err(|_| format!("{what}: `{p}` is not a number"))
+        .enumerate()
+        .map(|(i, p)| {
+            p.trim().parse::<f64>().map_err(|_| {
+                pcd_ui_text::number_list_error(what, NumberListProblem::NotANumber(i + 1))
+            })
         })
         .collect::<Result<_, _>>()?;
     values
         .try_into()
-        .map_err(|_| format!("{what}: expected {N} comma-separated numbers"))
+        .map_err(|_| pcd_ui_text::number_list_error(what, NumberListProblem::Count(N)))
 }
 
 /// The `eval` command's arguments.
@@ -810,14 +790,10 @@ pub fn run(args: &EvalArgs) -> Result<String, String> {
             return;
         }
         last_drawn = done;
-        let width = 30;
-        let filled = done * width / total.max(1);
         let _ = write!(
             std::io::stderr(),
-            "\r[{}{}] {done}/{total}{}",
-            "#".repeat(filled),
-            " ".repeat(width - filled),
-            if done == total { "\n" } else { "" }
+            "{}",
+            pcd_ui_text::eval_progress(done, total)
         );
     });
     Ok(if args.json {
@@ -845,6 +821,19 @@ mod tests {
         let ndcg1 = 1.0 / 3f64.log2();
         let ndcg2 = (1.0 / 6f64.log2()) / (1.0 + 1.0 / 3f64.log2());
         assert!((r.ndcg - (ndcg1 + ndcg2)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_bad_number_list_is_named_by_position_not_value() {
+        assert_eq!(parse_list::<2>(" 1, 2.5", "--x"), Ok([1.0, 2.5]));
+        assert_eq!(
+            parse_list::<2>("1,sk-live-SECRET", "--x"),
+            Err("--x: item 2 is not a number".to_owned())
+        );
+        assert_eq!(
+            parse_list::<3>("1,2", "--x"),
+            Err("--x: expected 3 comma-separated numbers".to_owned())
+        );
     }
 
     #[test]

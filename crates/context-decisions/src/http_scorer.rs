@@ -21,13 +21,22 @@ pub const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HttpScorerError {
     /// The base URL is not `https://host[:port][/path]` or `http://host[:port][/path]`.
-    #[error("the decision base URL is not a valid http or https URL")]
+    #[error(
+        "{}",
+        pcd_ui_text::endpoint_error(pcd_ui_text::EndpointProblem::BadUrl)
+    )]
     BadUrl,
     /// Plain `http` to a host that is not loopback.
-    #[error("plain http is only allowed to a loopback address (127.0.0.1, ::1 or localhost)")]
+    #[error(
+        "{}",
+        pcd_ui_text::endpoint_error(pcd_ui_text::EndpointProblem::NotLoopback)
+    )]
     NotLoopback,
     /// No model named.
-    #[error("no decision model is named")]
+    #[error(
+        "{}",
+        pcd_ui_text::endpoint_error(pcd_ui_text::EndpointProblem::NoModel)
+    )]
     NoModel,
 }
 

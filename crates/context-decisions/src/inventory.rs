@@ -1,6 +1,7 @@
 //! Reading a `getAllTools()`-shaped inventory file, bounded, with errors that name the file.
 
 use pcd_model::{parse_inventory, Inventory, InventoryError, ToolProblem};
+use pcd_ui_text::{tools_file_error, ToolsFileProblem as P};
 use std::io::Read;
 use std::path::Path;
 
@@ -10,11 +11,12 @@ pub const MAX_INVENTORY_FILE_BYTES: u64 = 256 * 1024 * 1024;
 /// How many rejected entries an error lists before it only counts the rest.
 const MAX_LISTED_PROBLEMS: usize = 10;
 
-/// Why an inventory file could not be used. The file is named; no value from it is echoed.
+/// Why an inventory file could not be used. The file is named; no value from it is echoed. The
+/// sentences are ui-text's ([`pcd_ui_text::tools_file_error`]).
 #[derive(Debug, thiserror::Error)]
 pub enum InventoryFileError {
     /// The file could not be opened or read.
-    #[error("cannot read tools file `{file}`: {reason}")]
+    #[error("{}", tools_file_error(file, P::Read(reason)))]
     Read {
         /// The file as given.
         file: String,
@@ -22,19 +24,19 @@ pub enum InventoryFileError {
         reason: String,
     },
     /// The file is larger than [`MAX_INVENTORY_FILE_BYTES`].
-    #[error("tools file `{file}` is larger than {MAX_INVENTORY_FILE_BYTES} bytes")]
+    #[error("{}", tools_file_error(file, P::TooLarge(MAX_INVENTORY_FILE_BYTES)))]
     TooLarge {
         /// The file as given.
         file: String,
     },
     /// The file is not UTF-8.
-    #[error("tools file `{file}` is not UTF-8 text")]
+    #[error("{}", tools_file_error(file, P::NotUtf8))]
     NotUtf8 {
         /// The file as given.
         file: String,
     },
     /// The file is not a JSON array.
-    #[error("tools file `{file}`: {error}")]
+    #[error("{}", tools_file_error(file, P::Invalid(error)))]
     Invalid {
         /// The file as given.
         file: String,
@@ -42,7 +44,7 @@ pub enum InventoryFileError {
         error: InventoryError,
     },
     /// Some entries are not usable tools.
-    #[error("tools file `{file}`: {}", describe(problems, *total))]
+    #[error("{}", tools_file_error(file, P::BadEntries { problems, total: *total }))]
     BadEntries {
         /// The file as given.
         file: String,
@@ -51,17 +53,6 @@ pub enum InventoryFileError {
         /// How many entries were rejected in all.
         total: usize,
     },
-}
-
-fn describe(problems: &[(usize, ToolProblem)], total: usize) -> String {
-    let mut parts: Vec<String> = problems
-        .iter()
-        .map(|(i, p)| format!("entry {i} {p}"))
-        .collect();
-    if total > problems.len() {
-        parts.push(format!("and {} more", total - problems.len()));
-    }
-    parts.join("; ")
 }
 
 /// Reads and parses an inventory file strictly: an entry that is not a usable tool is an error.

@@ -90,7 +90,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(message) => {
-            let _ = writeln!(std::io::stderr(), "error: {message}");
+            let _ = std::io::stderr().write_all(pcd_ui_text::program_error(&message).as_bytes());
             ExitCode::from(2)
         }
     }
@@ -136,7 +136,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let cwd = match cwd {
                 Some(dir) => dir,
                 None => std::env::current_dir()
-                    .map_err(|e| format!("cannot read the current folder: {}", e.kind()))?,
+                    .map_err(|e| pcd_ui_text::current_folder_error(&e.kind().to_string()))?,
             };
             let origins =
                 mo::read_mcp_origins(&agent_dir, &cwd, trusted, pi_version.unwrap_or_default());

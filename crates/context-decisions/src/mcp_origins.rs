@@ -12,14 +12,21 @@ use std::path::{Path, PathBuf};
 /// The environment variable Pi reads its agent directory from.
 pub const AGENT_DIR_ENV: &str = "PI_CODING_AGENT_DIR";
 
-/// Why the agent directory could not be resolved. Never echoes the variable's value.
+/// Why the agent directory could not be resolved. Never echoes the variable's value; the
+/// sentences are ui-text's ([`pcd_ui_text::agent_dir_error`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AgentDirError {
     /// `~` is needed but there is no home folder (`HOME` unset or empty).
-    #[error("cannot find the home folder (HOME is unset); pass --agent-dir")]
+    #[error(
+        "{}",
+        pcd_ui_text::agent_dir_error(pcd_ui_text::AgentDirProblem::NoHome)
+    )]
     NoHome,
     /// `PI_CODING_AGENT_DIR` is a `file://` URL that is not a local file path.
-    #[error("{AGENT_DIR_ENV} is a file:// URL that is not a local path; pass --agent-dir")]
+    #[error(
+        "{}",
+        pcd_ui_text::agent_dir_error(pcd_ui_text::AgentDirProblem::BadFileUrl)
+    )]
     BadFileUrl,
 }
 
@@ -162,7 +169,7 @@ pub fn parse_trusted(value: &str) -> Result<bool, String> {
     match value {
         "yes" => Ok(true),
         "no" => Ok(false),
-        _ => Err("--trusted takes yes or no".to_owned()),
+        _ => Err(pcd_ui_text::trusted_error()),
     }
 }
 

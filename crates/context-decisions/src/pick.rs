@@ -60,8 +60,8 @@ pub const ENV_API_KEY: &str = "CONTEXT_DECISIONS_API_KEY";
 
 fn http_from_env(decision: &DecisionSettings) -> Result<HttpScorer, String> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    let base = var(ENV_BASE_URL).ok_or(format!("--scorer http needs {ENV_BASE_URL}"))?;
-    let model = var(ENV_MODEL).ok_or(format!("--scorer http needs {ENV_MODEL}"))?;
+    let base = var(ENV_BASE_URL).ok_or_else(|| pcd_ui_text::http_scorer_needs(ENV_BASE_URL))?;
+    let model = var(ENV_MODEL).ok_or_else(|| pcd_ui_text::http_scorer_needs(ENV_MODEL))?;
     HttpScorer::new(
         &base,
         &model,
@@ -147,7 +147,7 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
             deadline,
             &cancel,
         )
-        .map_err(|e| format!("{e}; nothing would be made available (fail closed)"))?;
+        .map_err(|e| pcd_ui_text::pick_failed(&e))?;
         select(&scores, decision.threshold, cap)
     } else {
         let index = embedded::index_for(&inventory.tools, &set.candidates);

@@ -61,27 +61,57 @@ use crate::session::{
 use pcd_gate::ProjectRead;
 use pcd_model::{inventory_from_value, ProjectAllowlistFile, Scope, Settings, ToolInfo};
 use pcd_picker::request::ModelError;
+use pcd_ui_text::ScriptProblem;
 use serde_json::{json, Value};
 
-/// Why a script cannot run. Names the event and the field, never a value.
+/// Why a script cannot run: the event (its index) when the problem is in one, and what is
+/// wrong. Names the event and the field, never a value; the sentence is ui-text's
+/// ([`pcd_ui_text::script_error`]).
 #[derive(Debug, thiserror::Error)]
-pub enum ScriptError {
-    /// The script is not a JSON object.
-    #[error("the script is not a JSON object")]
-    NotAnObject,
-    /// A field has the wrong shape.
-    #[error("{0}")]
-    Field(String),
+#[error("{}", pcd_ui_text::script_error(*event, problem))]
+pub struct ScriptError {
+    /// The event's index, when the problem is in one.
+    pub event: Option<usize>,
+    /// What is wrong.
+    pub problem: ScriptProblem,
 }
 
-fn field(message: impl Into<String>) -> ScriptError {
-    ScriptError::Field(message.into())
+impl ScriptError {
+    /// The problem in the event at `index` (unless it already names one).
+    fn in_event(self, index: usize) -> ScriptError {
+        ScriptError {
+            event: self.event.or(Some(index)),
+            problem: self.problem,
+        }
+    }
 }
 
-fn tools_from(value: &Value, what: &str) -> Result<Vec<ToolInfo>, ScriptError> {
-    let inventory = inventory_from_value(value).map_err(|e| field(format!("{what}: {e}")))?;
+/// A problem outside any event.
+fn problem(problem: ScriptProblem) -> ScriptError {
+    ScriptError {
+        event: None,
+        problem,
+    }
+}
+
+/// A problem in the event at `index`.
+fn in_event(index: usize, problem: ScriptProblem) -> ScriptError {
+    ScriptError {
+        event: Some(index),
+        problem,
+    }
+}
+
+/// `field` is `tools`, or none for `register_tool`'s `tool`.
+fn tools_from(value: &Value, field: Option<&'static str>) -> Result<Vec<ToolInfo>, ScriptError> {
+    let inventory = inventory_from_value(value)
+        .map_err(|error| problem(ScriptProblem::NotAnInventory { field, error }))?;
     if let Some(r) = inventory.rejected.first() {
-        return Err(field(format!("{what}: entry {} {}", r.index, r.problem)));
+        return Err(problem(ScriptProblem::BadTool {
+            field,
+            entry: r.index,
+            problem: r.problem.clone(),
+        }));
     }
     Ok(inventory.tools)
 }
@@ -112,26 +142,19 @@ fn origins_from(list: &Value) -> Result<Vec<(String, Scope)>, ScriptError> {
         };
         match (name, scope) {
             (Some(n), Some(s)) => origins.push((n.to_owned(), s)),
-            _ => {
-                return Err(field(format!(
-                    "`mcpOrigins` entry {i} must be [name, \"global\"|\"project\"]"
-                )))
-            }
+            _ => return Err(problem(ScriptProblem::McpOrigin(i))),
         }
     }
     Ok(origins)
 }
 
-fn names_from(value: &Value, what: &str) -> Result<Vec<String>, ScriptError> {
+fn names_from(value: &Value, field: &'static str) -> Result<Vec<String>, ScriptError> {
+    let wrong = || problem(ScriptProblem::NotStrings(field));
     value
         .as_array()
-        .ok_or_else(|| field(format!("{what} must be an array of strings")))?
+        .ok_or_else(wrong)?
         .iter()
-        .map(|n| {
-            n.as_str()
-                .map(str::to_owned)
-                .ok_or_else(|| field(format!("{what} must be an array of strings")))
-        })
+        .map(|n| n.as_str().map(str::to_owned).ok_or_else(wrong))
         .collect()
 }
 
@@ -245,7 +268,7 @@ impl Sim {
     fn replace_branch(&mut self, entries: &Value) -> Result<(), ScriptError> {
         let entries = entries
             .as_array()
-            .ok_or_else(|| field("`branch` must be an array of entries or \"unreadable\""))?;
+            .ok_or_else(|| problem(ScriptProblem::Branch))?;
         self.entries = entries.clone();
         self.leaf = self.entries.len().checked_sub(1);
         Ok(())
@@ -256,10 +279,12 @@ impl Sim {
         match event.get("tools") {
             None => {}
             Some(Value::String(s)) if s == "unreadable" => self.registry_throws = true,
-            Some(tools) => self.tools = tools_from(tools, &format!("event {i}: `tools`"))?,
+            Some(tools) => {
+                self.tools = tools_from(tools, Some("tools")).map_err(|e| e.in_event(i))?
+            }
         }
         if let Some(active) = event.get("active") {
-            self.active = names_from(active, &format!("event {i}: `active`"))?;
+            self.active = names_from(active, "active").map_err(|e| e.in_event(i))?;
         }
         Ok(())
     }
@@ -324,7 +349,7 @@ fn scripted_answers(
     };
     let items = value
         .as_array()
-        .ok_or_else(|| field("`answers` must be an array"))?;
+        .ok_or_else(|| problem(ScriptProblem::AnswersNotArray))?;
     items
         .iter()
         .enumerate()
@@ -334,9 +359,7 @@ fn scripted_answers(
                 Some("unavailable") => Ok(Err(ModelError::Unavailable)),
                 Some("configuration") => Ok(Err(ModelError::Configuration)),
                 Some("cancelled") => Ok(Err(ModelError::Cancelled)),
-                _ => Err(field(format!(
-                    "`answers` entry {i} must be a string or {{\"error\": \"unavailable\"|\"configuration\"|\"cancelled\"}}"
-                ))),
+                _ => Err(problem(ScriptProblem::Answer(i))),
             },
         })
         .collect()
@@ -345,14 +368,16 @@ fn scripted_answers(
 /// Runs a script and returns one JSON value per event: `{"event", "effects", …}` (and, for a
 /// `tool_call`, `"verdict": "allow"|"block"|"pending"` with the `"reason"` or the `"job"`).
 pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
-    let obj = script.as_object().ok_or(ScriptError::NotAnObject)?;
+    let obj = script
+        .as_object()
+        .ok_or_else(|| problem(ScriptProblem::NotAnObject))?;
     let settings = settings_from(obj.get("settings"));
     let tools = match obj.get("tools") {
-        Some(v) => tools_from(v, "`tools`")?,
+        Some(v) => tools_from(v, Some("tools"))?,
         None => Vec::new(),
     };
     let active = match obj.get("active") {
-        Some(names) => names_from(names, "`active`")?,
+        Some(names) => names_from(names, "active")?,
         None => tools
             .iter()
             .filter(|t| t.exposure.is_declared())
@@ -388,13 +413,13 @@ pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
     let events = obj
         .get("events")
         .and_then(Value::as_array)
-        .ok_or_else(|| field("`events` must be an array"))?;
+        .ok_or_else(|| problem(ScriptProblem::EventsNotArray))?;
     let mut out = Vec::with_capacity(events.len());
     for (i, event) in events.iter().enumerate() {
         let kind = event
             .get("type")
             .and_then(Value::as_str)
-            .ok_or_else(|| field(format!("event {i} has no `type`")))?;
+            .ok_or_else(|| in_event(i, ScriptProblem::NoType))?;
         let mut line = json!({"index": i, "event": kind});
         sim.reads(event, i)?;
         let effects: Vec<Effect> = match kind {
@@ -406,11 +431,12 @@ pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
                     Some("reload") => StartReason::Reload,
                     _ => StartReason::Startup,
                 };
-                sim.start(reason, event)?;
+                sim.start(reason, event).map_err(|e| e.in_event(i))?;
                 sim.boundary(BoundaryKind::Reconcile)
             }
             "reload" => {
-                sim.start(StartReason::Reload, event)?;
+                sim.start(StartReason::Reload, event)
+                    .map_err(|e| e.in_event(i))?;
                 sim.boundary(BoundaryKind::Reconcile)
             }
             "before_agent_start" => {
@@ -445,9 +471,8 @@ pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
                 let job = event
                     .get("job")
                     .and_then(Value::as_u64)
-                    .ok_or_else(|| field(format!("event {i}: `job` must be a job number")))?;
-                let answers = scripted_answers(event.get("answers"))
-                    .map_err(|e| field(format!("event {i}: {e}")))?;
+                    .ok_or_else(|| in_event(i, ScriptProblem::Job))?;
+                let answers = scripted_answers(event.get("answers")).map_err(|e| e.in_event(i))?;
                 let active = sim.active.clone();
                 let effects = sim.session.decided(job, answers.into(), &active);
                 sim.carry_out(&effects);
@@ -476,9 +501,8 @@ pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
                 let job = event
                     .get("job")
                     .and_then(Value::as_u64)
-                    .ok_or_else(|| field(format!("event {i}: `job` must be a job number")))?;
-                let answers = scripted_answers(event.get("answers"))
-                    .map_err(|e| field(format!("event {i}: {e}")))?;
+                    .ok_or_else(|| in_event(i, ScriptProblem::Job))?;
+                let answers = scripted_answers(event.get("answers")).map_err(|e| e.in_event(i))?;
                 line["text"] = json!(sim.session.test_decided(job, answers.into()));
                 Vec::new()
             }
@@ -490,8 +514,8 @@ pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
             "register_tool" => {
                 let tool = event
                     .get("tool")
-                    .ok_or_else(|| field(format!("event {i}: `tool` is missing")))?;
-                let mut new = tools_from(&json!([tool]), &format!("event {i}"))?;
+                    .ok_or_else(|| in_event(i, ScriptProblem::NoTool))?;
+                let mut new = tools_from(&json!([tool]), None).map_err(|e| e.in_event(i))?;
                 let tool = new.remove(0);
                 if tool.exposure.is_declared() && !sim.active.contains(&tool.name) {
                     sim.active.push(tool.name.clone());
@@ -501,10 +525,8 @@ pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
                 Vec::new()
             }
             "set_active_tools" => {
-                sim.active = names_from(
-                    event.get("names").unwrap_or(&Value::Null),
-                    &format!("event {i}: `names`"),
-                )?;
+                sim.active = names_from(event.get("names").unwrap_or(&Value::Null), "names")
+                    .map_err(|e| e.in_event(i))?;
                 Vec::new()
             }
             "settings_saved" => {
@@ -525,23 +547,18 @@ pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
                         sim.session.branch_moved(BranchRead::Unreadable)
                     }
                     Some(entries) => {
-                        sim.replace_branch(entries)
-                            .map_err(|e| field(format!("event {i}: {e}")))?;
+                        sim.replace_branch(entries).map_err(|e| e.in_event(i))?;
                         let branch = sim.branch();
                         sim.session.branch_moved(BranchRead::Entries(branch));
                     }
                     None => {
-                        let index =
-                            event
-                                .get("leafIndex")
-                                .and_then(Value::as_u64)
-                                .ok_or_else(|| {
-                                    field(format!("event {i}: `leafIndex` must be an entry index"))
-                                })? as usize;
+                        let index = event
+                            .get("leafIndex")
+                            .and_then(Value::as_u64)
+                            .ok_or_else(|| in_event(i, ScriptProblem::LeafIndex))?
+                            as usize;
                         if index >= sim.entries.len() {
-                            return Err(field(format!(
-                                "event {i}: `leafIndex` is past the last entry"
-                            )));
+                            return Err(in_event(i, ScriptProblem::LeafPastEnd));
                         }
                         sim.leaf = Some(index);
                         let branch = sim.branch();
@@ -550,13 +567,7 @@ pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
                 }
                 sim.boundary(BoundaryKind::Reconcile)
             }
-            _ => {
-                return Err(field(format!(
-                    "event {i}: unknown type (expected session_start, reload, before_agent_start, \
-                     turn_end, tool_call, decided, register_tool, set_active_tools, \
-                     settings_saved, session_tree, decisions_test, test_decided or decisions_list)"
-                )))
-            }
+            _ => return Err(in_event(i, ScriptProblem::UnknownType)),
         };
         // `"tools": "unreadable"` holds for this event's reads only.
         sim.registry_throws = false;
@@ -578,7 +589,7 @@ fn tool_call(
     let tool = event
         .get("toolName")
         .and_then(Value::as_str)
-        .ok_or_else(|| field(format!("event {i}: `toolName` must be a string")))?;
+        .ok_or_else(|| in_event(i, ScriptProblem::ToolName))?;
     let server = match event.get("input").and_then(|input| input.get("server")) {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(Ok(s.clone())),
@@ -694,5 +705,16 @@ mod tests {
         assert!(err.to_string().starts_with("event 0: unknown type"));
         assert!(!err.to_string().contains("SECRET"));
         assert!(run(&json!([])).is_err());
+        // A problem in what an event carries names the event.
+        let err = run(&json!({"events": [{"type": "session_start", "branch": 5}]})).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "event 0: `branch` must be an array of entries or \"unreadable\""
+        );
+        let err = run(&json!({"mcpOrigins": [["a", "sk-live-SECRET"]], "events": []})).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "`mcpOrigins` entry 0 must be [name, \"global\"|\"project\"]"
+        );
     }
 }

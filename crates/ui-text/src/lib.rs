@@ -20,12 +20,20 @@
 //!   [`decode_keys`], raw terminal input to keys; [`decisions_status`], the same without a
 //!   terminal;
 //! - [`groups_table`]: the `context-decisions groups` table; [`pick_report`] and
-//!   [`origins_report`]: the `pick` and `mcp-origins` reports.
+//!   [`origins_report`]: the `pick` and `mcp-origins` reports; [`eval_report`] and
+//!   [`eval_progress`]: the `eval` report and progress bar;
+//! - the program's errors about its arguments and input files ([`program_error`],
+//!   [`tools_file_error`], [`script_error`], [`call_error`], …), each naming the file, entry or
+//!   field and what was expected, never a value from them;
+//! - [`replay_session`], [`mirror_line`] and their usages: the ledger audits `cargo xtask replay`
+//!   and `cargo xtask mirror`.
 //!
 //! **Architecture invariant:** the only crate with user-facing sentences; it does no I/O and
-//! depends on `model` alone. Nothing it renders contains a path, URL, schema or configuration
-//! value: it is only ever handed names, keys, labels and codes, and third-party names go
-//! through [`display_safe`] or `pcd_model::bound_label` before they are shown.
+//! depends on `model` alone. Nothing it renders contains a URL, schema or configuration value,
+//! nor a path but the one a person gave the program (or a folder walk found) to name a file in
+//! an error or a report: it is only ever handed names, keys, labels, codes and positions, and
+//! third-party names (and file names) go through [`display_safe`] or `pcd_model::bound_label`
+//! before they are shown.
 //!
 //! ```
 //! use pcd_model::{BlockCode, BlockKind, Classifier, Remedy, RemedyList, Scope, ToolInfo};
@@ -49,12 +57,15 @@ mod blocked;
 mod commands;
 mod display;
 mod editor;
+mod eval;
 mod groups;
 mod keys;
 mod lists;
 mod notice;
+mod program;
 mod progress;
 mod recording;
+mod replay;
 mod reports;
 mod rounds;
 mod settings_tab;
@@ -70,12 +81,28 @@ pub use commands::{
 };
 pub use display::display_safe;
 pub use editor::{AllowlistEditor, CursorTarget, EditorKind, EditorOutcome, Key};
+pub use eval::{
+    eval_progress, eval_report, EvalReport, EvalScores, EvalSelection, EVAL_PROGRESS_WIDTH,
+};
 pub use groups::{groups_table, GroupsRow};
 pub use keys::decode_keys;
 pub use lists::{mcp_list, tools_list, Availability, Boundary, Filtering, InventoryView, ToolRow};
 pub use notice::{availability_notice, AvailabilityNotice, NoticeGroup};
+pub use program::{
+    agent_dir_error, call_error, current_folder_error, endpoint_error, eval_read_error,
+    gate_verdict, http_scorer_needs, number_list_error, pick_failed, program_error,
+    query_line_error, script_error, script_file_error, session_file_error, tools_file_error,
+    trusted_error, with_warnings, AgentDirProblem, CallProblem, EndpointProblem, NumberListProblem,
+    QueryProblem, ReadProblem, ScriptFileProblem, ScriptProblem, ToolsFileProblem,
+};
 pub use progress::{DECIDING_CONTEXT, RANKING};
 pub use recording::{recording_failed, recording_stopped, replay_check};
+pub use replay::{
+    audit_mirror_unopened, audit_path_unreadable, audit_usage, mirror_line, replay_footer,
+    replay_not_mirrored, replay_session, replay_unreadable, Audit, AuditArgProblem, MirrorLine,
+    ReplayRound, ReplaySession, DIGEST_NOTE, MIRROR_USAGE, REPLAY_LIST_LIMIT, REPLAY_USAGE,
+    XTASK_USAGE,
+};
 pub use reports::{
     origins_report, pick_report, OriginRow, OriginWarning, PickExempt, PickReason, PickReport,
     PickRow, PICK_LISTED,

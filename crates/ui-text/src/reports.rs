@@ -95,7 +95,7 @@ pub struct PickReport {
 }
 
 /// A number as JSON writes it (`1.0`, `0.625`).
-fn json_number(x: f64) -> String {
+pub(crate) fn json_number(x: f64) -> String {
     if x.is_finite() && x.fract() == 0.0 {
         format!("{x:.1}")
     } else {
