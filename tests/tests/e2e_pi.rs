@@ -924,3 +924,39 @@ fn decisions_prints_through_rpc_notifications() {
         assert!(text.contains("withheld"), "{version}: {text}");
     }
 }
+
+/// Filtering on but no decision model selected: nothing is scored, every tool stays available
+/// (recorded as unscored, so the session file replays to it) and every call runs.
+#[test]
+fn no_model_selected_keeps_everything_available_inside_pi() {
+    for version in VERSIONS {
+        let report = run("no-model.json", version);
+        let tools = ["bar_chart", "web_fetch", "mcp__docs__search"];
+        let requests = requests(&report, 1);
+        assert!(!requests.is_empty(), "{version}");
+        for declared in &requests {
+            for tool in tools {
+                assert!(
+                    declared.contains(&tool.to_owned()),
+                    "{version}: {tool} in {declared:?}"
+                );
+            }
+        }
+        for tool in tools {
+            let results = calls(&report, 1, tool);
+            assert!(
+                !results.is_empty() && results.iter().all(|(err, _)| !err),
+                "{version}: {tool}: {results:?}"
+            );
+        }
+        let entries = ledger_entries(&report);
+        assert!(
+            entries.iter().any(|e| e["data"]["basis"] == "unscored"),
+            "{version}: {entries:?}"
+        );
+        let state = replay(&report);
+        for tool in tools {
+            assert!(state.is_tool_available(tool), "{version}: {tool}");
+        }
+    }
+}
