@@ -960,3 +960,35 @@ fn no_model_selected_keeps_everything_available_inside_pi() {
         }
     }
 }
+
+/// Another extension edits `systemPromptOptions.selectedTools` in `before_agent_start` (and Pi
+/// applies the edit to its live loadout): the edit wins for that run, so a withheld tool it
+/// adds is declared then, but a call to it is still blocked; the next run is restricted again
+/// and declares what this extension made available.
+#[test]
+fn an_explicit_selected_tools_edit_wins_for_its_run_only_inside_pi() {
+    for version in VERSIONS {
+        let report = run("selected-tools.json", version);
+        let first = requests(&report, 0);
+        assert!(
+            first[0].contains(&"web_fetch".to_owned()),
+            "{version}: the edit wins for its run: {first:?}"
+        );
+        let fetch = calls(&report, 0, "web_fetch");
+        assert!(
+            fetch[0].0 && fetch[0].1.contains("not available"),
+            "{version}: {fetch:?}"
+        );
+        for tools in requests(&report, 1) {
+            assert!(
+                tools.contains(&"bar_chart".to_owned()),
+                "{version}: declared again: {tools:?}"
+            );
+            assert!(!tools.contains(&"web_fetch".to_owned()), "{version}");
+        }
+        assert_eq!(
+            calls(&report, 1, "bar_chart"),
+            vec![(false, "bar_chart ran".to_owned())]
+        );
+    }
+}

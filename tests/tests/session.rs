@@ -1550,3 +1550,47 @@ fn a_failed_first_pick_grants_nothing_after_a_reload() {
         }
     }
 }
+
+/// Another extension's explicit `selectedTools` edit (which Pi applies to the live loadout) wins
+/// for its run: a withheld tool it declares is removed again at the next boundary, and a tool
+/// this session had declared and the edit dropped is declared again when the next run starts.
+#[test]
+fn a_selected_tools_edit_wins_for_its_run_only() {
+    let s = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    let mut pi = Pi::start(s, ScopedAllowlist::default());
+    pi.boundary(BoundaryKind::Reconcile);
+    pi.prompt("Render a bar chart from this CSV data");
+    let picked = "bar_chart";
+    assert!(pi.active.iter().any(|n| n == picked), "{:?}", pi.active);
+    let withheld = pi
+        .tools
+        .iter()
+        .map(|t| t.name.clone())
+        .find(|n| !pi.session.is_allowed(n) && n.starts_with("mcp__docs"))
+        .expect("a withheld tool");
+    // The edit: what the run started with, minus the pick, plus a withheld tool.
+    pi.active.retain(|n| n != picked);
+    pi.active.push(withheld.clone());
+    pi.boundary(BoundaryKind::ToolRound);
+    assert!(
+        !pi.active.contains(&withheld),
+        "removed again at the next boundary"
+    );
+    assert!(
+        !pi.active.iter().any(|n| n == picked),
+        "the edit wins for its run"
+    );
+    pi.branch.assistant("done");
+    pi.prompt("And another bar chart");
+    assert!(
+        pi.active.iter().any(|n| n == picked),
+        "declared again at the next run: {:?}",
+        pi.active
+    );
+    assert!(!pi.active.contains(&withheld));
+}

@@ -222,6 +222,11 @@ pub struct Session {
     task_text: Option<String>,
     index: BranchIndex,
     removed: Vec<String>,
+    /// Tools this session put back into Pi's active set after withholding them. If one goes
+    /// missing without this session removing it (another extension's explicit `selectedTools`
+    /// edit, which Pi applies to the live loadout), that edit won for its run only: the next
+    /// run's boundary declares it again.
+    restored: HashSet<String>,
     active_changes: u64,
     generation: u64,
     lazy: LazyScores,
@@ -341,6 +346,7 @@ impl Session {
             task_text: None,
             index: BranchIndex::default(),
             removed: Vec::new(),
+            restored: HashSet::new(),
             active_changes: 0,
             generation: 0,
             lazy: LazyScores::default(),
@@ -667,7 +673,8 @@ impl Session {
             self.decide_round(&event.kind, &mut effects);
         }
         self.filtering_seen_off = false;
-        self.reconcile(&event.active, &mut effects);
+        let new_run = matches!(event.kind, BoundaryKind::Prompt { .. });
+        self.reconcile(&event.active, new_run, &mut effects);
         if matches!(event.kind, BoundaryKind::Prompt { .. }) {
             effects.push(Effect::Notice(self.notice()));
         }
@@ -1018,8 +1025,9 @@ impl Session {
             }
         }
         if self.inventory.is_some() && self.branch.is_some() && self.filtering_on() {
-            self.reconcile(active, &mut effects);
-            if matches!(pending.boundary, Boundary::InitialPrompt | Boundary::Prompt) {
+            let new_run = matches!(pending.boundary, Boundary::InitialPrompt | Boundary::Prompt);
+            self.reconcile(active, new_run, &mut effects);
+            if new_run {
                 effects.push(Effect::Notice(self.notice()));
             }
         }
@@ -1192,7 +1200,7 @@ impl Session {
     /// Re-applies the restriction: removes from Pi's active set every tool the gate would not
     /// allow (only ever tools this extension decided against), and restores tools it removed that
     /// are allowed now. Pi's order is kept; restored tools follow in inventory order.
-    fn reconcile(&mut self, active: &[String], effects: &mut Vec<Effect>) {
+    fn reconcile(&mut self, active: &[String], new_run: bool, effects: &mut Vec<Effect>) {
         let ctx = self.gate_context();
         let registry = self.registry.as_ref();
         // Internal tools (the resource tools, routed per call, included) stay declared.
@@ -1225,6 +1233,20 @@ impl Session {
                 still_removed.push(name.clone());
             }
         }
+        if new_run {
+            let mut lost: Vec<&String> = self
+                .restored
+                .iter()
+                .filter(|n| {
+                    registered.contains(n.as_str())
+                        && !active_set.contains(n.as_str())
+                        && !restore.contains(n)
+                        && allowed(n)
+                })
+                .collect();
+            lost.sort();
+            restore.extend(lost.into_iter().cloned());
+        }
         let order: Vec<&str> = self
             .inventory
             .iter()
@@ -1234,8 +1256,12 @@ impl Session {
         let position: std::collections::HashMap<&str, usize> =
             order.iter().enumerate().map(|(i, n)| (*n, i)).collect();
         restore.sort_by_key(|n| position.get(n.as_str()).copied());
+        self.restored.extend(restore.iter().cloned());
         next.extend(restore);
         let mut seen: HashSet<String> = still_removed.iter().cloned().collect();
+        for name in &removed_now {
+            self.restored.remove(name);
+        }
         for name in removed_now {
             if seen.insert(name.clone()) {
                 still_removed.push(name);
