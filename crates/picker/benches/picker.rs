@@ -1,11 +1,12 @@
 //! The picker's hot paths: building the embedded index over 10,000 candidates, ranking them for
-//! one prompt, and building the decision requests for 1,000 candidates.
+//! one prompt (per tool, and in `mcp` mode per group over 10,000 member tools), and building the
+//! decision requests for 1,000 candidates.
 
 #![allow(missing_docs)]
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use pcd_picker::candidates::{Candidate, CandidateKey};
-use pcd_picker::embedded::{CandidateText, EmbeddedIndex};
+use pcd_picker::embedded::{self, CandidateText, EmbeddedIndex};
 use pcd_picker::request::build_requests;
 
 const WORDS: &[&str] = &[
@@ -119,6 +120,30 @@ fn benches(crit: &mut Criterion) {
             order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
             order
         })
+    });
+    // `mcp` mode: 10,000 member tools in 100 groups, each group scored by its best members.
+    let members = synthetic(10_000);
+    let tools: Vec<pcd_model::ToolInfo> = members
+        .iter()
+        .map(|c| pcd_model::ToolInfo::new(&c.names[0], &c.description, None))
+        .collect();
+    let groups: Vec<Candidate> = (0..100)
+        .map(|g| Candidate {
+            key: CandidateKey::Group(pcd_model::GroupKey::for_mcp_server(&format!("server{g}"))),
+            label: format!("server{g}"),
+            description: String::new(),
+            names: Vec::new(),
+            members: (g..10_000).step_by(100).collect(),
+            definition_chars: 0,
+        })
+        .collect();
+    crit.bench_function(
+        "embedded group index build, 10,000 tools in 100 groups",
+        |b| b.iter(|| embedded::index_for(black_box(&tools), black_box(&groups))),
+    );
+    let grouped = embedded::index_for(&tools, &groups);
+    crit.bench_function("embedded group ranking, 10,000 tools in 100 groups", |b| {
+        b.iter(|| grouped.scores(black_box(prompt)))
     });
     let thousand = synthetic(1_000);
     crit.bench_function("decision requests, 1,000 candidates", |b| {
