@@ -252,15 +252,7 @@ impl Live {
     /// A `tool_call` as the extension makes it; returns the verdict (`None` allows) or the job a
     /// first call waits for.
     fn call(&mut self, tool: &str, input: Value) -> Result<Option<String>, DecisionJob> {
-        let server = match input.get("server") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(Ok(s.clone())),
-            Some(_) => Some(Err(())),
-        };
-        let call = ToolCallEvent {
-            tool: tool.to_owned(),
-            server,
-        };
+        let call = ToolCallEvent::from_input(tool, Some(&input));
         let mut outcome = self.session.tool_call(&call);
         if outcome.refresh_and_retry {
             let tools = self.read_tools();

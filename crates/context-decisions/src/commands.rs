@@ -202,16 +202,8 @@ pub fn gate(args: &GateArgs) -> Result<(String, bool), String> {
         .get("toolName")
         .and_then(Value::as_str)
         .ok_or_else(|| call_error(CallProblem::NoToolName))?;
-    let server = match call.get("input").and_then(|i| i.get("server")) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(Ok(s.clone())),
-        Some(_) => Some(Err(())),
-    };
     let (mut session, warnings) = open_session(&args.from)?;
-    let call = ToolCallEvent {
-        tool: tool.to_owned(),
-        server,
-    };
+    let call = ToolCallEvent::from_input(tool, call.get("input"));
     let mut outcome = session.tool_call(&call);
     if let Some(job) = outcome.pending.take() {
         // An HTTP or Pi model would answer inside Pi; this command calls no model, so the

@@ -199,6 +199,22 @@ pub struct ToolCallEvent {
     pub server: Option<Result<String, ()>>,
 }
 
+impl ToolCallEvent {
+    /// The call as Pi reports it in `tool_call`: the tool's name and its `input`, of which only a
+    /// resource tool's `server` argument is read (absent or null, a string, or anything else).
+    pub fn from_input(tool: &str, input: Option<&Value>) -> ToolCallEvent {
+        let server = match input.and_then(|i| i.get("server")) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(Ok(s.clone())),
+            Some(_) => Some(Err(())),
+        };
+        ToolCallEvent {
+            tool: tool.to_owned(),
+            server,
+        }
+    }
+}
+
 /// One Pi session's state. See the module documentation.
 #[derive(Debug)]
 pub struct Session {

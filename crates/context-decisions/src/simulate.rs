@@ -590,15 +590,7 @@ fn tool_call(
         .get("toolName")
         .and_then(Value::as_str)
         .ok_or_else(|| in_event(i, ScriptProblem::ToolName))?;
-    let server = match event.get("input").and_then(|input| input.get("server")) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(Ok(s.clone())),
-        Some(_) => Some(Err(())),
-    };
-    let call = ToolCallEvent {
-        tool: tool.to_owned(),
-        server,
-    };
+    let call = ToolCallEvent::from_input(tool, event.get("input"));
     let mut outcome = sim.session.tool_call(&call);
     if outcome.refresh_and_retry {
         let inventory = sim.read_tools();
