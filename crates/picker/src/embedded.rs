@@ -645,12 +645,13 @@ mod grouped_tests {
         )
     }
 
-    fn scores(prompt: &str, tools: &[String]) -> (Vec<String>, Vec<f64>) {
+    /// The candidates' labels and scores for `prompt` over `tools` in `mode`.
+    fn scores_in(mode: Mode, prompt: &str, tools: &[String]) -> (Vec<String>, Vec<f64>) {
         let inventory = parse_inventory(&format!("[{}]", tools.join(","))).unwrap();
         let set = candidates(
             &inventory.tools,
             &Classifier::default(),
-            Mode::Mcp,
+            mode,
             &Allowlists::default(),
             &Available::default(),
         );
@@ -658,6 +659,10 @@ mod grouped_tests {
         let index = index_for(&inventory.tools, &set.candidates);
         assert_eq!(index.len(), set.candidates.len());
         (keys, index.scores(prompt))
+    }
+
+    fn scores(prompt: &str, tools: &[String]) -> (Vec<String>, Vec<f64>) {
+        scores_in(Mode::Mcp, prompt, tools)
     }
 
     #[test]
@@ -685,15 +690,7 @@ mod grouped_tests {
         ];
         let prompt = "weather forecast and severe weather alerts for Bergen";
         let (_, grouped) = scores(prompt, &tools);
-        let inventory = parse_inventory(&format!("[{}]", tools.join(","))).unwrap();
-        let per_tool = candidates(
-            &inventory.tools,
-            &Classifier::default(),
-            Mode::Tools,
-            &Allowlists::default(),
-            &Available::default(),
-        );
-        let single = index_for(&inventory.tools, &per_tool.candidates).scores(prompt);
+        let (_, single) = scores_in(Mode::Tools, prompt, &tools);
         assert!(
             grouped.iter().all(|s| (0.0..=1.0).contains(s)),
             "{grouped:?}"
