@@ -33,10 +33,7 @@ pub fn addon() -> PathBuf {
     static ADDON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     ADDON
         .get_or_init(|| {
-            let target = std::env::var_os("CARGO_TARGET_DIR")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| repo().join("target"));
-            let lib = target.join("debug").join("libpcd_node.so");
+            let lib = target_dir().join("debug").join("libpcd_node.so");
             assert!(
                 lib.exists(),
                 "the addon is not built at {}: run `cargo build -p pcd-node` first (cargo xtask ci does)",
@@ -49,4 +46,38 @@ pub fn addon() -> PathBuf {
             copy
         })
         .clone()
+}
+
+/// Cargo's target folder: `CARGO_TARGET_DIR`, else `target/` in the repository.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("target"))
+}
+
+/// A fresh folder under the system's temporary folder, unique to this process, this call and
+/// `name`.
+pub fn temp_dir(name: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("pcd-{name}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `script` with Node 22 (`node -e`), asserts it succeeded (showing its stderr when not),
+/// and returns what it printed.
+pub fn node_eval(script: &str) -> Vec<u8> {
+    let out = Command::new(install("node"))
+        .arg("-e")
+        .arg(script)
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
 }

@@ -634,7 +634,7 @@ fn loads_from_a_settings_packages_entry() {
 /// blocked with the reason while internal tools run; with filtering off nothing is blocked.
 #[test]
 fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
-    let dir = tempfile_dir("no-addon");
+    let dir = pcd_tests::temp_dir("no-addon");
     let ext = dir.join("extension");
     std::fs::create_dir_all(&ext).unwrap();
     for file in ["index.ts", "package.json"] {
@@ -709,19 +709,6 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
     }
 }
 
-/// A fresh folder under the system's temporary folder for one test.
-fn tempfile_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "pcd-e2e-{name}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos())
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// Secrets planted in every input Pi gives the extension (the `mcp.json` command arguments and
 /// environment, a server's instructions and tool schema, the settings' unused HTTP fields, the
 /// extension's provenance path, the prompt, the tool arguments and results, the assistant's
@@ -730,7 +717,7 @@ fn tempfile_dir(name: &str) -> std::path::PathBuf {
 #[test]
 fn nothing_planted_comes_out_of_the_extension_inside_pi() {
     const SECRET: &str = "PLANTED-SECRET-7f3a9c";
-    let dir = tempfile_dir("privacy");
+    let dir = pcd_tests::temp_dir("privacy");
     let toolbox = dir.join(format!("{SECRET}-parent")).join("toolbox");
     std::fs::create_dir_all(&toolbox).unwrap();
     for file in ["index.ts", "package.json"] {
@@ -854,7 +841,7 @@ fn nothing_planted_comes_out_of_the_extension_inside_pi() {
 fn decisions_prints_through_rpc_notifications() {
     use std::io::{BufRead, BufReader, Write};
     for version in VERSIONS {
-        let dir = tempfile_dir("rpc");
+        let dir = pcd_tests::temp_dir("rpc");
         let agent = dir.join("agent");
         let project = dir.join("project");
         std::fs::create_dir_all(agent.join("pi-context-decisions")).unwrap();

@@ -18,17 +18,8 @@ fn the_addon_classifies_as_the_library_does() {
            try {{ a.classifyGroups('{{"tools":"sk-live-SECRET"}}'); }} catch (e) {{ error = e.message; }}
            process.stdout.write(JSON.stringify({{ version: a.addonVersion(), rows, error }}));"#,
     );
-    let out = Command::new(install("node"))
-        .arg("-e")
-        .arg(script)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stdout = pcd_tests::node_eval(&script);
+    let got: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
     assert_eq!(got["version"], env!("CARGO_PKG_VERSION"));
     let inventory = context_decisions::inventory::read_inventory_file(&example).unwrap();
     let expected =
@@ -108,18 +99,9 @@ fn the_addon_answers_decision_jobs_over_http() {
         agent = agent,
         dir = dir,
     );
-    let out = Command::new(install("node"))
-        .arg("-e")
-        .arg(script)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = pcd_tests::node_eval(&script);
     assert_eq!(server.join().unwrap(), "local-model");
-    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
     assert!(
         got["first"]
             .as_array()
@@ -189,6 +171,7 @@ fn a_decision_endpoint_that_never_answers_adds_nothing() {
         .arg(script)
         .output()
         .unwrap();
+    // The server stops whatever Node did, so a failure cannot leave its thread waiting.
     stop_tx.send(()).unwrap();
     server.join().unwrap();
     assert!(
@@ -295,17 +278,8 @@ fn the_tools_tab_renders_takes_keys_and_saves_exactly_the_files() {
         project = project_path,
         settings = settings_path,
     );
-    let out = Command::new(install("node"))
-        .arg("-e")
-        .arg(script)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stdout = pcd_tests::node_eval(&script);
+    let got: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
     let lines = |v: &serde_json::Value| -> Vec<String> {
         v.as_array()
             .unwrap()
@@ -409,17 +383,8 @@ fn a_broken_settings_file_is_said_once_until_it_is_fixed() {
            process.stdout.write(JSON.stringify(seen));"#,
         addon = addon(),
     );
-    let out = Command::new(install("node"))
-        .arg("-e")
-        .arg(script)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let seen: Vec<u64> = serde_json::from_slice(&out.stdout).unwrap();
+    let stdout = pcd_tests::node_eval(&script);
+    let seen: Vec<u64> = serde_json::from_slice(&stdout).unwrap();
     assert_eq!(seen, [1, 0, 0, 0, 1]);
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -430,9 +395,7 @@ fn a_broken_settings_file_is_said_once_until_it_is_fixed() {
 fn the_install_script_builds_the_addon_from_source_with_cargo() {
     let built = repo().join("extension/pcd_node.node");
     let _ = std::fs::remove_file(&built);
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| repo().join("target"));
+    let target = pcd_tests::target_dir();
     let script = repo().join("extension/scripts/build-addon.mjs");
     let run = || {
         Command::new(install("node"))

@@ -13,10 +13,9 @@ use std::process::Command;
 
 /// The `context-decisions` program next to the addon.
 fn program() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target"));
-    let bin = target.join("debug").join("context-decisions");
+    let bin = pcd_tests::target_dir()
+        .join("debug")
+        .join("context-decisions");
     assert!(
         bin.exists(),
         "the program is not built at {}: run `cargo build -p context-decisions` first",
