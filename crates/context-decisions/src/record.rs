@@ -129,8 +129,9 @@ impl FileSink {
                 ));
             }
         }
+        // Not truncated on open: another Pi process may be recording to it (below).
         let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
+        options.write(true).create(true).truncate(false);
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
@@ -139,10 +140,17 @@ impl FileSink {
         let mut file = options.open(path)?;
         #[cfg(unix)]
         {
+            // One recorder a file: an exclusive lock, held while this process records (the
+            // descriptor lives as long as the sink), so a second Pi process given the same path
+            // records nothing instead of overwriting the first one's recording.
+            if !try_lock_exclusive(&file) {
+                return Err(std::io::Error::from(std::io::ErrorKind::WouldBlock));
+            }
             // An existing file keeps its mode on open: narrow it.
             use std::os::unix::fs::PermissionsExt;
             file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
         }
+        file.set_len(0)?;
         let mut head = serde_json::to_vec(&Value::Object(script_head()))?;
         // `{…}` → `{…,"events":[` followed by the tail.
         head.pop();
@@ -171,6 +179,18 @@ impl RecordSink for FileSink {
     }
 }
 
+/// Takes an exclusive advisory lock (`flock`, not waiting) on `file`; `false` when another open
+/// file description holds one. Released when the descriptor closes.
+// The workspace denies unsafe code; this is the one FFI call the recorder needs (std's
+// `File::try_lock` is newer than the workspace's minimum Rust).
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn try_lock_exclusive(file: &std::fs::File) -> bool {
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: `flock` on a descriptor `file` owns for the whole call; no memory is passed.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
 /// A recorder shared by every session of a process.
 pub type SharedRecorder = Arc<Mutex<Recorder>>;
 
@@ -190,7 +210,12 @@ pub fn process_recorder(warnings: &mut Vec<String>) -> Option<SharedRecorder> {
         }
     });
     if let Some(kind) = failed {
-        warnings.push(pcd_ui_text::recording_failed(&kind.to_string()));
+        let problem = if kind == std::io::ErrorKind::WouldBlock {
+            pcd_ui_text::RECORDING_IN_USE.to_owned()
+        } else {
+            kind.to_string()
+        };
+        warnings.push(pcd_ui_text::recording_failed(&problem));
     }
     recorder.clone()
 }
@@ -738,5 +763,30 @@ mod tests {
         assert_eq!(cut_bytes("abc", 5), "abc");
         assert_eq!(cut_bytes("abcdef", 4), "abcd");
         assert_eq!(cut_bytes("aé", 2), "aé");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_second_recorder_of_the_same_file_is_refused_and_the_first_recording_survives() {
+        let dir = std::env::temp_dir().join(format!("pcd-record-lock-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("recording.json");
+        let mut first = FileSink::create(&path).unwrap();
+        first
+            .event(&serde_json::json!({"type": "session_start"}))
+            .unwrap();
+        let before = std::fs::read(&path).unwrap();
+        let second = FileSink::create(&path);
+        assert_eq!(
+            second.err().map(|e| e.kind()),
+            Some(std::io::ErrorKind::WouldBlock)
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), before, "not truncated");
+        drop(first);
+        // Once the first one is done, the file can be recorded again (from the start).
+        let third = FileSink::create(&path).unwrap();
+        drop(third);
+        assert!(std::fs::read(&path).unwrap().len() < before.len());
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -96,7 +96,7 @@ pub use program::{
     QueryProblem, ReadProblem, ScriptFileProblem, ScriptProblem, ToolsFileProblem,
 };
 pub use progress::{DECIDING_CONTEXT, RANKING};
-pub use recording::{recording_failed, recording_stopped, replay_check};
+pub use recording::{recording_failed, recording_stopped, replay_check, RECORDING_IN_USE};
 pub use replay::{
     audit_mirror_unopened, audit_path_unreadable, audit_usage, mirror_line, replay_footer,
     replay_not_mirrored, replay_session, replay_unreadable, Audit, AuditArgProblem, MirrorLine,

@@ -4,6 +4,9 @@
 use crate::display::display_safe;
 use crate::words::fit;
 
+/// The problem [`recording_failed`] names when another process is recording to the same file.
+pub const RECORDING_IN_USE: &str = "another Pi process is recording to that file";
+
 /// The recording file could not be created. `problem` is the kind of I/O error (`permission
 /// denied`); the path is not repeated.
 pub fn recording_failed(problem: &str) -> String {
