@@ -181,7 +181,8 @@ export default function piContextDecisions(pi: any) {
 		}
 		if (appendFailed) refusals++;
 		if (appendFailed && session) {
-			apply(session.appendFailed(readBranch(ctx)), ctx);
+			// The refused round's notice is replaced by one that says what is available now.
+			notice = apply(session.appendFailed(readBranch(ctx)), ctx).notice;
 			if (!recovering) {
 				recovering = true;
 				void boundary({ type: "reconcile" }, ctx).finally(() => {

@@ -592,6 +592,25 @@ fn refused_entries_grant_nothing_inside_pi() {
             vec![(false, "kb result".to_owned())],
             "{version}"
         );
+        // The hidden notice of the refused run does not speak of the refused pick; the next
+        // run's does.
+        let path = report["sessionFile"].as_str().unwrap();
+        let notices: Vec<String> = std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|e| e["customType"] == "context-decisions-notice")
+            .map(|e| e["content"].to_string())
+            .collect();
+        assert_eq!(notices.len(), 2, "{version}: {notices:?}");
+        assert!(
+            !notices[0].contains("mcp__kb__lookup"),
+            "{version}: {notices:?}"
+        );
+        assert!(
+            notices[1].contains("mcp__kb__lookup"),
+            "{version}: {notices:?}"
+        );
         let state = replay(&report);
         assert!(state.is_tool_available("mcp__kb__lookup"), "{version}");
         for withheld in ["bar_chart", "web_fetch", "db_query"] {

@@ -1489,7 +1489,8 @@ fn a_round_pi_could_not_append_grants_nothing_and_the_next_prompt_decides_again(
         .session
         .append_failed(BranchRead::Entries(before.entries.clone()));
     assert!(
-        matches!(&warned[..], [Effect::Warn(t)] if t.contains("could not be written")),
+        matches!(&warned[..], [Effect::Warn(t), Effect::Notice(n)]
+            if t.contains("could not be written") && !n.contains("page_oncall")),
         "{warned:?}"
     );
     assert!(!pi.session.is_allowed("mcp__dev_radius__page_oncall"));

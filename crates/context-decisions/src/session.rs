@@ -491,11 +491,17 @@ impl Session {
     /// The host could not append a round's entries (Pi threw): the round must not grant
     /// anything, since availability is what the branch records. Refolds from `branch` (what was
     /// really written; a torn round grants nothing), supersedes rounds in flight, and returns the
-    /// warning. The host skips that batch's remaining entries and active-set change, and follows
-    /// this with a [`BoundaryKind::Reconcile`] boundary.
+    /// warning and the availability notice as it now stands (replacing the batch's). The host
+    /// skips that batch's remaining entries and active-set change, and follows this with a
+    /// [`BoundaryKind::Reconcile`] boundary.
     pub fn append_failed(&mut self, branch: BranchRead) -> Vec<Effect> {
         self.branch_moved(branch);
-        vec![Effect::Warn(round_problem(RoundProblem::NotRecorded))]
+        let mut effects = vec![Effect::Warn(round_problem(RoundProblem::NotRecorded))];
+        // The batch's notice spoke of what the refused round added: this one replaces it.
+        if self.filtering_on() && self.inventory.is_some() && self.branch.is_some() {
+            effects.push(Effect::Notice(self.notice()));
+        }
+        effects
     }
 
     /// A branch move (`/tree`, fork, resume): refolds from the branch's entries and supersedes
