@@ -346,7 +346,7 @@ export default function piContextDecisions(pi: any) {
 		}
 	};
 
-	// The Tools tab: a Pi custom component that forwards raw input to the addon and draws the
+	// The /decisions dialog (Tools and Advanced tabs): a Pi custom component that forwards raw input to the addon and draws the
 	// lines it returns. The addon writes the settings files and tells the session; a ranking job
 	// is answered here with the decision model (no working row: nothing is streaming).
 	const openTab = async (ctx: any) => {

@@ -523,6 +523,101 @@ fn the_tools_tab_edits_the_settings_files_and_the_next_prompt_uses_them() {
     }
 }
 
+/// The `/decisions` Advanced tab in Pi's interactive mode: Tab switches to it, Enter cycles the
+/// shared decision provider (each step written to the global settings file at once, every other
+/// key kept), Right steps the threshold, Shift+Tab goes back; with the provider set to none the
+/// next prompt selects no model and keeps every tool available.
+#[test]
+fn the_advanced_tab_sets_the_provider_to_none_and_the_next_prompt_keeps_every_tool() {
+    for version in VERSIONS {
+        let report = run("advanced-tab.json", version);
+        // With the embedded scorer, the weather prompt withholds the chart tool.
+        let before = requests(&report, 0);
+        assert!(!before.is_empty(), "{version}");
+        for tools in &before {
+            assert!(
+                !tools.contains(&"bar_chart".to_owned()),
+                "{version}: {tools:?}"
+            );
+        }
+        let shown = screens(&report, 1);
+        let tools_tab = shown[0].1.as_ref().unwrap();
+        assert_eq!(tools_tab[0], "Decisions · Tools", "{version}");
+        assert!(
+            tools_tab.last().unwrap().contains("Tab Advanced"),
+            "{version}: {tools_tab:#?}"
+        );
+        let advanced = shown[1].1.as_ref().unwrap();
+        assert_eq!(advanced[0], "Decisions · Advanced", "{version}");
+        assert_eq!(
+            advanced[1], "> Decision model: Embedded scorer",
+            "{version}"
+        );
+        assert_eq!(
+            shown[2].1.as_ref().unwrap()[1],
+            "> Decision model: A Pi model",
+            "{version}"
+        );
+        assert_eq!(
+            shown[3].1.as_ref().unwrap()[1],
+            "> Decision model: An HTTP endpoint",
+            "{version}"
+        );
+        let none = shown[4].1.as_ref().unwrap();
+        assert_eq!(none[1], "> Decision model: None", "{version}");
+        assert!(
+            none.iter()
+                .any(|l| l.starts_with("No decision model is selected")),
+            "{version}: {none:#?}"
+        );
+        let threshold = shown[9].1.as_ref().unwrap();
+        assert!(
+            threshold.contains(&"> Threshold: 0.65".to_owned()),
+            "{version}: {threshold:#?}"
+        );
+        let back = shown[10].1.as_ref().unwrap();
+        assert_eq!(back[0], "Decisions · Tools", "{version}");
+        assert!(
+            back.iter()
+                .any(|l| l.starts_with("No decision model is selected, so every tool")),
+            "{version}: {back:#?}"
+        );
+        assert!(
+            shown.last().unwrap().1.is_none(),
+            "{version}: closed by Esc"
+        );
+        let root = Path::new(report["root"].as_str().unwrap());
+        assert_eq!(
+            read_json(&root.join("agent/pi-context-decisions/settings.json")),
+            serde_json::json!({
+                "tools": {"enabled": true, "mode": "tools", "cadence": "prompt"},
+                "decision": {"provider": null, "threshold": 0.65},
+                "keepMe": {"x": 1}
+            }),
+            "{version}"
+        );
+        // No model: the next prompt declares every tool, the ones withheld before included,
+        // and the chart tool runs.
+        let after = requests(&report, 2);
+        assert!(!after.is_empty(), "{version}");
+        for tools in &after {
+            for earlier in &before {
+                for name in earlier {
+                    assert!(tools.contains(name), "{version}: {name} in {tools:?}");
+                }
+            }
+            for name in ["bar_chart", "web_fetch", "forecast_weather"] {
+                assert!(tools.contains(&name.to_owned()), "{version}: {tools:?}");
+            }
+        }
+        assert_eq!(
+            calls(&report, 2, "bar_chart"),
+            vec![(false, "bar_chart ran".to_owned())],
+            "{version}"
+        );
+    }
+}
+
 /// `/decisions` where Pi has no UI (print and JSON modes): the settings and the four
 /// allowlists are printed on stderr, with where to change them; nothing is written.
 #[test]

@@ -466,7 +466,7 @@ impl PiSession {
     }
 }
 
-/// The lines the Tools tab draws when the terminal's height is unknown.
+/// The lines the `/decisions` dialog draws when the terminal's height is unknown.
 const DEFAULT_TAB_ROWS: u32 = 24;
 
 #[napi]
@@ -484,9 +484,10 @@ impl PiSession {
         )
     }
 
-    /// Opens the `/decisions` Tools tab: reads the files again (and tells the session), reads
-    /// `getAllTools()` (JSON text) into the snapshot when given, and keeps the branch's latest
-    /// user prompt (`getBranch()` as JSON text) for the editors' relevance ranking.
+    /// Opens the `/decisions` dialog on its Tools tab (Tab switches to Advanced): reads the files
+    /// again (and tells the session), reads `getAllTools()` (JSON text) into the snapshot when
+    /// given, and keeps the branch's latest user prompt (`getBranch()` as JSON text) for the
+    /// editors' relevance ranking.
     #[napi]
     pub fn tab_open(&mut self, tools_json: Option<String>, entries_json: Option<String>) {
         if tools_json.is_some() {
@@ -505,7 +506,7 @@ impl PiSession {
         ));
     }
 
-    /// The open Tools tab's lines for a terminal `width` columns wide and `rows` high (the tab
+    /// The open dialog's lines for a terminal `width` columns wide and `rows` high (the tab
     /// uses all but a few rows, at least 8); empty when no tab is open.
     #[napi]
     pub fn tab_render(&self, width: u32, rows: Option<u32>) -> Vec<String> {
@@ -519,8 +520,8 @@ impl PiSession {
         tab.render(width.max(1) as usize, height as usize)
     }
 
-    /// Raw terminal input for the open Tools tab. Returns JSON text: `{"close": bool, "job":
-    /// decide effect | null}`; a job is a ranking to answer with the decision model (no working
+    /// Raw terminal input for the open dialog (either tab). Returns JSON text: `{"close": bool,
+    /// "job": decide effect | null}`; a job is a ranking to answer with the decision model (no working
     /// row), whose answers go to `tabRanked`. Settings and allowlists are written here, and the
     /// session re-reads them.
     #[napi]
@@ -552,7 +553,7 @@ impl PiSession {
         }
     }
 
-    /// Closes the Tools tab (Pi closed it, or the session ends); nothing unsaved is written.
+    /// Closes the dialog (Pi closed it, or the session ends); nothing unsaved is written.
     #[napi]
     pub fn tab_close(&mut self) {
         self.tab = None;

@@ -1,9 +1,10 @@
-//! The `/decisions` **Tools** tab with its file edge: ui-text's [`ToolsTab`] (the rows, the
-//! editors, every word) driven by raw terminal input, its writes carried out through the
-//! config-reader store (atomic, merged, under the file's lock), the [`Session`] told after every
-//! write, and the editors' idle-time relevance ranking.
+//! The `/decisions` dialog (its **Tools** and **Advanced** tabs) with its file edge: ui-text's
+//! [`ToolsTab`] (the rows, the editors, every word) driven by raw terminal input, its writes
+//! carried out through the config-reader store (atomic, merged, under the file's lock), the
+//! [`Session`] told after every write, and the editors' idle-time relevance ranking.
 //!
-//! - A switch, mode or cadence change is written to the global settings file at once.
+//! - A switch, mode or cadence change, and every Advanced change (`decision.*`), is written to
+//!   the global settings file at once.
 //! - An editor's save writes only the difference between the lists it opened with and the ones
 //!   it saves (additions and removals), so what another window saved meanwhile, entries this
 //!   build cannot read, and `(not loaded)` names all stay in the file.
@@ -19,10 +20,12 @@ use crate::session::{user_text, Answer, DecisionJob, Ranking, Session};
 use pcd_config_reader::store::{
     save_global_settings, save_project_allowlist, AllowlistChange, ListEdit, SettingsChange,
 };
+use pcd_model::DecisionProvider;
 use pcd_model::{GroupKey, Scope, ScopedAllowlist};
 use pcd_picker::candidates::CandidateKey;
 use pcd_ui_text::{
-    decode_keys, settings_fallback, SettingsFallback, TabOutcome, ToolsChange, ToolsTab,
+    decode_keys, settings_fallback, DecisionChange, SettingsFallback, TabOutcome, ToolsChange,
+    ToolsTab,
 };
 use serde_json::Value;
 use std::collections::HashMap;
@@ -64,6 +67,22 @@ fn reload(session: &mut Session, agent_dir: &Path, cwd: &Path) -> Vec<String> {
 
 fn project_lists(session: &Session) -> ScopedAllowlist {
     session.allowlists().project.clone()
+}
+
+/// The JSON value an Advanced change writes (no provider is `null`).
+fn decision_value(change: DecisionChange) -> Value {
+    match change {
+        DecisionChange::Provider(DecisionProvider::None) => Value::Null,
+        DecisionChange::Provider(provider) => Value::from(provider.as_str()),
+        DecisionChange::Threshold(t) => Value::from(t),
+        DecisionChange::MaxNewTools(n)
+        | DecisionChange::MaxNewGroups(n)
+        | DecisionChange::MinimumCandidates(n)
+        | DecisionChange::BatchSize(n)
+        | DecisionChange::Concurrency(n) => Value::from(n),
+        DecisionChange::TimeoutMs(ms) => Value::from(ms),
+        DecisionChange::FailMode(mode) => Value::from(mode.as_str()),
+    }
 }
 
 /// The additions and removals that turn `before` into `after`.
@@ -154,7 +173,17 @@ impl ToolsDialog {
                     step.close = true;
                     break;
                 }
-                TabOutcome::Set(change) => self.set(session, change, warnings),
+                TabOutcome::Set(change) => {
+                    let value = match change {
+                        ToolsChange::Enabled(on) => Value::Bool(on),
+                        ToolsChange::Mode(mode) => Value::from(mode.as_str()),
+                        ToolsChange::Cadence(cadence) => Value::from(cadence.as_str()),
+                    };
+                    self.set(session, change.field(), value, warnings)
+                }
+                TabOutcome::SetDecision(change) => {
+                    self.set(session, change.field(), decision_value(change), warnings)
+                }
                 TabOutcome::SaveLists {
                     scope,
                     before,
@@ -178,14 +207,15 @@ impl ToolsDialog {
             .saved(&settings.tools, &settings.decision, &project);
     }
 
-    fn set(&mut self, session: &mut Session, change: ToolsChange, warnings: &mut Vec<String>) {
-        let value = match change {
-            ToolsChange::Enabled(on) => Value::Bool(on),
-            ToolsChange::Mode(mode) => Value::from(mode.as_str()),
-            ToolsChange::Cadence(cadence) => Value::from(cadence.as_str()),
-        };
+    fn set(
+        &mut self,
+        session: &mut Session,
+        field: &str,
+        value: Value,
+        warnings: &mut Vec<String>,
+    ) {
         let result = SettingsChange::default()
-            .set(change.field(), value)
+            .set(field, value)
             .and_then(|c| save_global_settings(&self.agent_dir, &c));
         match result {
             Ok(_) => self.written(session, warnings),
@@ -506,6 +536,103 @@ mod tests {
             assert!(screen.contains("Tool filtering: On"), "{screen}");
             assert!(!screen.contains("SECRET"));
             assert!(f.session.filtering_on());
+        }
+
+        #[test]
+        fn advanced_changes_write_exactly_their_key_and_the_session_follows() {
+            let mut f = fixture(
+                "advanced",
+                serde_json::json!({
+                    "tools": {"enabled": true},
+                    "decision": {"provider": "embedded", "futureKey": "kept"},
+                    "unknownKey": 1
+                }),
+            );
+            let (agent, cwd) = (f.agent.clone(), f.cwd.clone());
+            let path = agent.join("pi-context-decisions/settings.json");
+            let mut warnings = Vec::new();
+            let mut dialog = ToolsDialog::open(&mut f.session, &agent, &cwd, None, &mut warnings);
+            dialog.input(&mut f.session, "\t", &mut warnings);
+            assert_eq!(dialog.render(80, 30)[0], "Decisions · Advanced");
+            let mut expected = serde_json::json!({
+                "tools": {"enabled": true},
+                "decision": {"provider": "embedded", "futureKey": "kept"},
+                "unknownKey": 1
+            });
+            // The provider: embedded → pi → http → none (written as null).
+            for (provider, value) in [
+                (DecisionProvider::Pi, serde_json::json!("pi")),
+                (DecisionProvider::Http, serde_json::json!("http")),
+                (DecisionProvider::None, Value::Null),
+            ] {
+                dialog.input(&mut f.session, "\r", &mut warnings);
+                expected["decision"]["provider"] = value;
+                assert_eq!(read(&path), expected);
+                assert_eq!(f.session.settings().decision.provider, provider);
+            }
+            assert!(!f.session.settings().decision.has_model());
+            assert!(dialog.render(80, 30)[1].ends_with("Decision model: None"));
+            // Down past the three rows edited in the file, then every number and the fail mode.
+            for (keys, key, value) in [
+                (
+                    "\x1b[B\x1b[B\x1b[B\x1b[B\x1b[C",
+                    "threshold",
+                    serde_json::json!(0.65),
+                ),
+                ("\x1b[B+", "maxNewTools", serde_json::json!(7)),
+                ("\x1b[B\x1b[D", "maxNewGroups", serde_json::json!(1)),
+                ("\x1b[B-", "minimumCandidates", serde_json::json!(9)),
+                ("\x1b[B\x1b[C", "batchSize", serde_json::json!(60)),
+                ("\x1b[B\x1b[C", "concurrency", serde_json::json!(7)),
+                ("\x1b[B\x1b[D", "timeoutMs", serde_json::json!(29_000)),
+                ("\x1b[B ", "failMode", serde_json::json!("open")),
+            ] {
+                dialog.input(&mut f.session, keys, &mut warnings);
+                expected["decision"][key] = value;
+                assert_eq!(read(&path), expected, "{key}");
+            }
+            assert!(warnings.is_empty(), "{warnings:?}");
+            let d = &f.session.settings().decision;
+            assert_eq!(
+                (
+                    d.threshold,
+                    d.max_new_tools,
+                    d.max_new_groups,
+                    d.minimum_candidates
+                ),
+                (0.65, 7, 1, 9)
+            );
+            assert_eq!((d.batch_size, d.concurrency, d.timeout_ms), (60, 7, 29_000));
+            assert_eq!(d.fail_mode, pcd_model::FailMode::Open);
+            let screen = dialog.render(80, 30).join("\n");
+            assert!(screen.contains("  Threshold: 0.65"), "{screen}");
+            assert!(
+                screen.contains("> When a decision fails: Add the rest"),
+                "{screen}"
+            );
+            // A broken file is never overwritten; the tab says why and keeps its value.
+            std::fs::write(&path, "{ not json sk-SECRET").unwrap();
+            dialog.input(&mut f.session, "\r", &mut warnings);
+            assert_eq!(
+                std::fs::read_to_string(&path).unwrap(),
+                "{ not json sk-SECRET"
+            );
+            let screen = dialog.render(100, 30).join("\n");
+            assert!(screen.contains("not valid JSON"), "{screen}");
+            assert!(
+                screen.contains("When a decision fails: Add the rest"),
+                "{screen}"
+            );
+            assert!(!screen.contains("SECRET"));
+            assert_eq!(
+                f.session.settings().decision.fail_mode,
+                pcd_model::FailMode::Open
+            );
+            // Back to the Tools tab, where the note points at Advanced.
+            dialog.input(&mut f.session, "\x1b[Z", &mut warnings);
+            let screen = dialog.render(100, 30).join("\n");
+            assert!(screen.starts_with("Decisions · Tools"), "{screen}");
+            assert!(screen.contains("Choose one in Advanced"), "{screen}");
         }
 
         #[test]

@@ -53,8 +53,10 @@ pub use extension_name::extension_name;
 pub use key::{bound_label, GroupKey, GroupKind, MAX_GROUP_KEY_CHARS, MAX_LABEL_CHARS};
 pub use scope::{GroupScope, Scope};
 pub use settings::{
-    Cadence, DecisionProvider, DecisionSettings, FailMode, Mode, ProjectAllowlistFile, Settings,
-    SettingsWarning, SettingsWarningCode, ToolsSettings,
+    Bounds, Cadence, DecisionProvider, DecisionSettings, FailMode, Mode, ProjectAllowlistFile,
+    Settings, SettingsWarning, SettingsWarningCode, ToolsSettings, BATCH_SIZE_BOUNDS,
+    CONCURRENCY_BOUNDS, MAX_NEW_GROUPS_BOUNDS, MAX_NEW_TOOLS_BOUNDS, MINIMUM_CANDIDATES_BOUNDS,
+    TIMEOUT_MS_BOUNDS,
 };
 pub use tool::{
     inventory_from_value, parse_inventory, Inventory, InventoryError, RejectedTool, SourceInfo,

@@ -147,6 +147,42 @@ impl Default for ToolsSettings {
     }
 }
 
+/// The inclusive range a whole-number setting must be in; the reader warns about, and ignores,
+/// a value outside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Bounds {
+    /// The smallest accepted value.
+    pub min: u64,
+    /// The largest accepted value.
+    pub max: u64,
+}
+
+impl Bounds {
+    /// Whether `value` is accepted.
+    pub fn contains(self, value: u64) -> bool {
+        (self.min..=self.max).contains(&value)
+    }
+}
+
+/// `decision.maxNewTools`: 0-1000.
+pub const MAX_NEW_TOOLS_BOUNDS: Bounds = Bounds { min: 0, max: 1000 };
+/// `decision.maxNewGroups`: 0-1000.
+pub const MAX_NEW_GROUPS_BOUNDS: Bounds = Bounds { min: 0, max: 1000 };
+/// `decision.minimumCandidates`: 0-100000.
+pub const MINIMUM_CANDIDATES_BOUNDS: Bounds = Bounds {
+    min: 0,
+    max: 100_000,
+};
+/// `decision.batchSize`: 1-1000.
+pub const BATCH_SIZE_BOUNDS: Bounds = Bounds { min: 1, max: 1000 };
+/// `decision.concurrency`: 1-64.
+pub const CONCURRENCY_BOUNDS: Bounds = Bounds { min: 1, max: 64 };
+/// `decision.timeoutMs`: 100-600000 milliseconds.
+pub const TIMEOUT_MS_BOUNDS: Bounds = Bounds {
+    min: 100,
+    max: 600_000,
+};
+
 /// The `decision.*` settings, shared with skill filtering.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DecisionSettings {
@@ -567,43 +603,43 @@ impl Settings {
             max_new_tools: r.int(
                 "maxNewTools",
                 "decision.maxNewTools",
-                0,
-                1000,
+                MAX_NEW_TOOLS_BOUNDS.min,
+                MAX_NEW_TOOLS_BOUNDS.max,
                 d.max_new_tools.into(),
             ) as u32,
             max_new_groups: r.int(
                 "maxNewGroups",
                 "decision.maxNewGroups",
-                0,
-                1000,
+                MAX_NEW_GROUPS_BOUNDS.min,
+                MAX_NEW_GROUPS_BOUNDS.max,
                 d.max_new_groups.into(),
             ) as u32,
             minimum_candidates: r.int(
                 "minimumCandidates",
                 "decision.minimumCandidates",
-                0,
-                100_000,
+                MINIMUM_CANDIDATES_BOUNDS.min,
+                MINIMUM_CANDIDATES_BOUNDS.max,
                 d.minimum_candidates.into(),
             ) as u32,
             batch_size: r.int(
                 "batchSize",
                 "decision.batchSize",
-                1,
-                1000,
+                BATCH_SIZE_BOUNDS.min,
+                BATCH_SIZE_BOUNDS.max,
                 d.batch_size.into(),
             ) as u32,
             concurrency: r.int(
                 "concurrency",
                 "decision.concurrency",
-                1,
-                64,
+                CONCURRENCY_BOUNDS.min,
+                CONCURRENCY_BOUNDS.max,
                 d.concurrency.into(),
             ) as u32,
             timeout_ms: r.int(
                 "timeoutMs",
                 "decision.timeoutMs",
-                100,
-                600_000,
+                TIMEOUT_MS_BOUNDS.min,
+                TIMEOUT_MS_BOUNDS.max,
                 d.timeout_ms,
             ),
             fail_mode: r.choice(

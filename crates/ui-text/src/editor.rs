@@ -59,6 +59,14 @@ pub enum Key {
     Escape,
     /// Save both lists (the host's save key, e.g. Ctrl+S).
     Save,
+    /// The left arrow: a smaller value in the dialog's Advanced tab; nothing in an editor.
+    Left,
+    /// The right arrow: a larger value in the dialog's Advanced tab; nothing in an editor.
+    Right,
+    /// Tab: the dialog's next tab; nothing in an editor.
+    Tab,
+    /// Shift+Tab: the dialog's previous tab; nothing in an editor.
+    BackTab,
     /// A typed character: extends the search (whitespace and control characters are ignored;
     /// the host sends the space bar as [`Key::Space`]).
     Char(char),
@@ -474,6 +482,7 @@ impl AllowlistEditor {
                 self.query.clear();
                 self.cursor = 0;
             }
+            Key::Left | Key::Right | Key::Tab | Key::BackTab => {}
             Key::Save => {
                 return match self.save() {
                     Ok(lists) => EditorOutcome::Save(lists),

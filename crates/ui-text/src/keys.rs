@@ -3,7 +3,9 @@
 //!
 //! Understands the legacy sequences (`ESC [ A`, `ESC O A`, `\r`, `\x7f`, Ctrl+S as `\x13`, …)
 //! and the kitty keyboard protocol Pi turns on where the terminal supports it (`ESC [ 115 ; 5 u`
-//! for Ctrl+S, `ESC [ 27 u` for Escape, key-release events, which are dropped). Anything else
+//! for Ctrl+S, `ESC [ 27 u` for Escape, `ESC [ 9 ; 2 u` for Shift+Tab, key-release events, which
+//! are dropped). The arrows are `ESC [ A`-`D` (or `ESC O A`-`D`), Tab is `\t` and Shift+Tab
+//! `ESC [ Z`. Anything else
 //! (function keys, Alt+key, mouse reports) is ignored rather than guessed at.
 
 use crate::editor::Key;
@@ -47,6 +49,8 @@ pub fn decode_keys(data: &str) -> Vec<Key> {
                     match chars.get(i + 2) {
                         Some('A') => keys.push(Key::Up),
                         Some('B') => keys.push(Key::Down),
+                        Some('C') => keys.push(Key::Right),
+                        Some('D') => keys.push(Key::Left),
                         Some('M') => keys.push(Key::Enter),
                         _ => {}
                     }
@@ -74,6 +78,7 @@ pub fn decode_keys(data: &str) -> Vec<Key> {
 fn plain(c: char) -> Option<Key> {
     match c {
         '\r' | '\n' => Some(Key::Enter),
+        '\t' => Some(Key::Tab),
         '\x7f' | '\x08' => Some(Key::Backspace),
         '\x13' => Some(Key::Save),
         ' ' => Some(Key::Space),
@@ -101,6 +106,9 @@ fn csi(params: &str, last: char) -> Option<Key> {
     match last {
         'A' if !alt && !ctrl && !shift => Some(Key::Up),
         'B' if !alt && !ctrl && !shift => Some(Key::Down),
+        'C' if !alt && !ctrl && !shift => Some(Key::Right),
+        'D' if !alt && !ctrl && !shift => Some(Key::Left),
+        'Z' if !alt && !ctrl => Some(Key::BackTab),
         'u' => {
             let code: u32 = first.split(':').next()?.parse().ok()?;
             let c = char::from_u32(code)?;
@@ -112,6 +120,8 @@ fn csi(params: &str, last: char) -> Option<Key> {
             }
             match code {
                 13 => Some(Key::Enter),
+                9 if shift => Some(Key::BackTab),
+                9 => Some(Key::Tab),
                 27 => Some(Key::Escape),
                 127 | 8 => Some(Key::Backspace),
                 32 => Some(Key::Space),
@@ -171,14 +181,30 @@ mod tests {
     }
 
     #[test]
+    fn arrows_and_tabs() {
+        assert_eq!(
+            decode_keys("\x1b[C\x1b[D\x1bOC\x1bOD\x1b[1;1:1C"),
+            vec![Key::Right, Key::Left, Key::Right, Key::Left, Key::Right]
+        );
+        assert_eq!(
+            decode_keys("\t\x1b[Z\x1b[9u\x1b[9;2u\x1b[1;2Z"),
+            vec![Key::Tab, Key::BackTab, Key::Tab, Key::BackTab, Key::BackTab]
+        );
+        assert!(
+            decode_keys("\x1b[9;1:3u").is_empty(),
+            "a release is not a key"
+        );
+    }
+
+    #[test]
     fn everything_else_is_ignored() {
         for data in [
             "\x1b[3~",
-            "\x1b[Z",
             "\x1bx",
             "\x1b[97;3u",
             "\x1b[99;5u",
-            "\t",
+            "\x1b[1;5C",
+            "\x1b[9;5u",
             "\x01",
             "\x1b[1;5A",
             "\x1b[",

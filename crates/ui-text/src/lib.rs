@@ -109,10 +109,10 @@ pub use reports::{
 };
 pub use rounds::{audit_finding, ledger_findings, round_problem, RoundProblem};
 pub use settings_tab::{
-    advanced_tool_limits, cadence_text, mode_text, tools_tab, tools_tab_notes, SettingId,
-    SettingRow,
+    advanced_tab, advanced_tab_notes, advanced_tool_limits, cadence_text, mode_text, provider_text,
+    tools_tab, tools_tab_notes, SettingId, SettingRow,
 };
-pub use tab::{TabOutcome, ToolsChange, ToolsTab};
+pub use tab::{DecisionChange, Page, TabOutcome, ToolsChange, ToolsTab};
 pub use warnings::{
     allowlist_error, config_warning, settings_fallback, settings_warning, FileProblem,
     SettingsFallback, SettingsFile,

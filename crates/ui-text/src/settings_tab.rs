@@ -1,9 +1,14 @@
 //! The texts of the `/decisions` dialog's **Tools** tab (its switch, mode, cadence and four
-//! allowlists) and of the tool limits in **Advanced**. The binding draws the rows it gets; it
-//! has no words of its own.
+//! allowlists) and of its **Advanced** tab (the shared `decision.*` settings: the decision
+//! model, its threshold and the limits). The binding draws the rows it gets; it has no words of
+//! its own.
 
+use crate::display::display_safe;
 use crate::words::count;
-use pcd_model::{Cadence, DecisionSettings, Mode, ScopedAllowlist, ToolsSettings};
+use pcd_model::{
+    bound_label, Cadence, DecisionProvider, DecisionSettings, FailMode, Mode, ScopedAllowlist,
+    ToolsSettings,
+};
 
 /// Which setting a row edits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -28,6 +33,49 @@ pub enum SettingId {
     MaxNewGroups,
     /// `decision.minimumCandidates`.
     MinimumCandidates,
+    /// `decision.provider`.
+    Provider,
+    /// `decision.model` (edited in the settings file).
+    Model,
+    /// `decision.baseUrl` (edited in the settings file).
+    BaseUrl,
+    /// `decision.apiKeyEnv` (edited in the settings file).
+    ApiKeyEnv,
+    /// `decision.threshold`.
+    Threshold,
+    /// `decision.batchSize`.
+    BatchSize,
+    /// `decision.concurrency`.
+    Concurrency,
+    /// `decision.timeoutMs`.
+    TimeoutMs,
+    /// `decision.failMode`.
+    FailMode,
+}
+
+impl SettingId {
+    /// Whether the dialog shows the row's value but leaves editing it to the settings file
+    /// (`decision.model`, `decision.baseUrl`, `decision.apiKeyEnv`).
+    pub fn is_file_only(self) -> bool {
+        matches!(
+            self,
+            SettingId::Model | SettingId::BaseUrl | SettingId::ApiKeyEnv
+        )
+    }
+
+    /// Whether the row is a number changed with Left/Right (or `-`/`+`).
+    pub fn is_number(self) -> bool {
+        matches!(
+            self,
+            SettingId::Threshold
+                | SettingId::MaxNewTools
+                | SettingId::MaxNewGroups
+                | SettingId::MinimumCandidates
+                | SettingId::BatchSize
+                | SettingId::Concurrency
+                | SettingId::TimeoutMs
+        )
+    }
 }
 
 /// One row of a settings tab: its label, its current value as shown, and a one-line help.
@@ -165,6 +213,171 @@ pub fn tools_tab_notes(tools: &ToolsSettings, decision: &DecisionSettings) -> Ve
     notes
 }
 
+/// How a provider is shown in the Advanced tab.
+pub fn provider_text(provider: DecisionProvider) -> &'static str {
+    match provider {
+        DecisionProvider::None => "None",
+        DecisionProvider::Embedded => "Embedded scorer",
+        DecisionProvider::Pi => "A Pi model",
+        DecisionProvider::Http => "An HTTP endpoint",
+    }
+}
+
+/// A text setting's value as the Advanced tab shows it: bounded and made safe to print, or
+/// `(not set)`.
+fn text_value(value: Option<&str>) -> String {
+    match value {
+        Some(v) => display_safe(&bound_label(v)),
+        None => "(not set)".to_owned(),
+    }
+}
+
+/// A base URL as the Advanced tab shows it: only its scheme and host (with port), so a user
+/// name, password, path or query that may hold a secret is never shown.
+fn url_value(value: Option<&str>) -> String {
+    let Some(url) = value else {
+        return "(not set)".to_owned();
+    };
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit('@').next().unwrap_or("");
+    let hidden = authority.contains('@') || authority.len() < rest.len();
+    let shown = format!("{scheme}://{}", display_safe(&bound_label(host)));
+    if hidden {
+        format!("{shown}/…")
+    } else {
+        shown
+    }
+}
+
+/// The Advanced tab's rows, in order: the decision model (provider, model, base URL, key
+/// variable), the threshold, the limits, the request settings and the fail mode. Shared by tool
+/// and skill filtering.
+pub fn advanced_tab(decision: &DecisionSettings) -> Vec<SettingRow> {
+    let file = "Edit it in the global settings file, pi-context-decisions/settings.json in \
+                Pi's agent directory; this tab only shows it.";
+    let mut rows = vec![
+        SettingRow {
+            id: SettingId::Provider,
+            label: "Decision model",
+            value: provider_text(decision.provider).to_owned(),
+            help: match decision.provider {
+                DecisionProvider::None => {
+                    "No model: nothing is scored and every tool stays available."
+                }
+                DecisionProvider::Embedded => {
+                    "The embedded offline scorer: no network, no key, answers at once."
+                }
+                DecisionProvider::Pi => {
+                    "One of Pi's own configured models, named by Model (provider/model)."
+                }
+                DecisionProvider::Http => {
+                    "An OpenAI-compatible endpoint at Base URL, with Model and the key from \
+                     the variable named by API key variable."
+                }
+            }
+            .to_owned(),
+        },
+        SettingRow {
+            id: SettingId::Model,
+            label: "Model",
+            value: text_value(decision.model.as_deref()),
+            help: format!("The model id (provider/model for a Pi model). {file}"),
+        },
+        SettingRow {
+            id: SettingId::BaseUrl,
+            label: "Base URL",
+            value: url_value(decision.base_url.as_deref()),
+            help: format!(
+                "For an HTTP endpoint: its address (https, or http to this machine); only the \
+                 host is shown. {file}"
+            ),
+        },
+        SettingRow {
+            id: SettingId::ApiKeyEnv,
+            label: "API key variable",
+            value: text_value(decision.api_key_env.as_deref()),
+            help: format!(
+                "For an HTTP endpoint: the NAME of the environment variable holding the key; \
+                 the key itself is never stored or shown. {file}"
+            ),
+        },
+        SettingRow {
+            id: SettingId::Threshold,
+            label: "Threshold",
+            value: format!("{}", decision.threshold),
+            help: "A tool or group is made available when its score is at least this \
+                   (0 to 1, in steps of 0.05)."
+                .to_owned(),
+        },
+    ];
+    rows.extend(advanced_tool_limits(decision));
+    rows.extend([
+        SettingRow {
+            id: SettingId::BatchSize,
+            label: "Candidates per request",
+            value: decision.batch_size.to_string(),
+            help: "How many tools or groups one request to the decision model scores.".to_owned(),
+        },
+        SettingRow {
+            id: SettingId::Concurrency,
+            label: "Requests at once",
+            value: decision.concurrency.to_string(),
+            help: "How many requests to the decision model are in flight at once.".to_owned(),
+        },
+        SettingRow {
+            id: SettingId::TimeoutMs,
+            label: "Timeout",
+            value: format!("{} ms", decision.timeout_ms),
+            help: "One deadline for a whole decision; what has not answered by then failed."
+                .to_owned(),
+        },
+        SettingRow {
+            id: SettingId::FailMode,
+            label: "When a decision fails",
+            value: match decision.fail_mode {
+                FailMode::Closed => "Add nothing",
+                FailMode::Open => "Add the rest",
+            }
+            .to_owned(),
+            help: match decision.fail_mode {
+                FailMode::Closed => "A failed decision makes nothing new available.",
+                FailMode::Open => {
+                    "A failed decision makes the remaining tools available (never after a \
+                     configuration error or a cancellation)."
+                }
+            }
+            .to_owned(),
+        },
+    ]);
+    rows
+}
+
+/// Notes under the Advanced tab's rows: whether a model is usable, and that the tab is shared.
+pub fn advanced_tab_notes(decision: &DecisionSettings) -> Vec<String> {
+    let mut notes = Vec::new();
+    let missing = match decision.provider {
+        DecisionProvider::None => Some("No decision model is selected"),
+        DecisionProvider::Embedded => None,
+        DecisionProvider::Pi if decision.model.is_none() => Some("A Pi model needs Model"),
+        DecisionProvider::Http if decision.base_url.is_none() || decision.model.is_none() => {
+            Some("An HTTP endpoint needs Base URL and Model")
+        }
+        DecisionProvider::Pi | DecisionProvider::Http => None,
+    };
+    if let Some(missing) = missing {
+        notes.push(format!(
+            "{missing}, so nothing is scored and every tool stays available."
+        ));
+    }
+    notes.push(
+        "These settings are shared by tool and skill filtering; every change is written to the \
+         global settings file at once."
+            .to_owned(),
+    );
+    notes
+}
+
 /// The tool limits in Advanced.
 pub fn advanced_tool_limits(decision: &DecisionSettings) -> Vec<SettingRow> {
     vec![
@@ -266,6 +479,71 @@ mod tests {
             tools_tab_notes(&ToolsSettings::default(), &DecisionSettings::default()).len(),
             1
         );
+    }
+
+    #[test]
+    fn advanced_tab_defaults() {
+        let decision = DecisionSettings::default();
+        let mut text = render(&advanced_tab(&decision));
+        text.push_str("\n\n");
+        text.push_str(&advanced_tab_notes(&decision).join("\n"));
+        insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn advanced_tab_http_with_secrets_in_the_url() {
+        let decision = DecisionSettings {
+            provider: DecisionProvider::Http,
+            model: Some("gpt-mini\u{202E}x".into()),
+            base_url: Some("https://user:sk-SECRET@api.example.com:8443/v1?key=sk-SECRET2".into()),
+            api_key_env: Some("OPENAI_API_KEY".into()),
+            threshold: 0.65,
+            fail_mode: FailMode::Open,
+            ..DecisionSettings::default()
+        };
+        let mut text = render(&advanced_tab(&decision));
+        text.push_str("\n\n");
+        text.push_str(&advanced_tab_notes(&decision).join("\n"));
+        assert!(!text.contains("SECRET"), "{text}");
+        assert!(!text.contains('\u{202E}'), "{text}");
+        insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn base_urls_show_only_their_host() {
+        assert_eq!(url_value(None), "(not set)");
+        assert_eq!(
+            url_value(Some("http://127.0.0.1:8080")),
+            "http://127.0.0.1:8080"
+        );
+        assert_eq!(
+            url_value(Some("https://api.example.com/v1")),
+            "https://api.example.com/…"
+        );
+        assert_eq!(
+            url_value(Some("https://a:b@h.example?k=1")),
+            "https://h.example/…"
+        );
+    }
+
+    #[test]
+    fn a_model_missing_for_its_provider_is_noted() {
+        let pi = DecisionSettings {
+            provider: DecisionProvider::Pi,
+            ..DecisionSettings::default()
+        };
+        assert!(advanced_tab_notes(&pi)[0].starts_with("A Pi model needs Model"));
+        let ready = DecisionSettings {
+            model: Some("anthropic/claude".into()),
+            ..pi
+        };
+        assert_eq!(advanced_tab_notes(&ready).len(), 1);
+        let embedded = DecisionSettings {
+            provider: DecisionProvider::Embedded,
+            ..DecisionSettings::default()
+        };
+        assert_eq!(advanced_tab_notes(&embedded).len(), 1);
+        assert_eq!(advanced_tab_notes(&DecisionSettings::default()).len(), 2);
     }
 
     #[test]

@@ -1,7 +1,15 @@
-//! The `/decisions` **Tools** tab as a pure state machine: the switch, the mode, the cadence and
-//! the four allowlists (Global and Project, each *Always allowed tools* and *MCP servers &
-//! extensions*). Keys in, lines out, and outcomes the host carries out: a setting to write, an
-//! editor that opened (to rank), lists to save, or close.
+//! The `/decisions` dialog as a pure state machine, with two tabs (Tab and Shift+Tab switch
+//! between them):
+//!
+//! - **Tools**: the switch, the mode, the cadence and the four allowlists (Global and Project,
+//!   each *Always allowed tools* and *MCP servers & extensions*);
+//! - **Advanced**: the `decision.*` settings shared with skill filtering. Enter or Space cycles
+//!   the provider and the fail mode, Left/Right (or `-`/`+`) step a number within the bounds the
+//!   settings reader accepts, and the model, base URL and key variable are only shown (they are
+//!   edited in the settings file).
+//!
+//! Keys in, lines out, and outcomes the host carries out: a setting to write, an editor that
+//! opened (to rank), lists to save, or close.
 //!
 //! The host writes what an outcome asks, then reports back with [`ToolsTab::saved`] (what the
 //! files say now) or [`ToolsTab::save_failed`] (the sentence to show). Until then the tab shows
@@ -12,9 +20,15 @@
 
 use crate::editor::{AllowlistEditor, EditorKind, EditorOutcome, Key};
 use crate::lists::ToolRow;
-use crate::settings_tab::{tools_tab, tools_tab_notes, SettingId};
+use crate::settings_tab::{
+    advanced_tab, advanced_tab_notes, tools_tab, tools_tab_notes, SettingId, SettingRow,
+};
 use crate::words::{fit, wrap};
-use pcd_model::{Cadence, DecisionSettings, Mode, Scope, ScopedAllowlist, ToolsSettings};
+use pcd_model::{
+    Bounds, Cadence, DecisionProvider, DecisionSettings, FailMode, Mode, Scope, ScopedAllowlist,
+    ToolsSettings, BATCH_SIZE_BOUNDS, CONCURRENCY_BOUNDS, MAX_NEW_GROUPS_BOUNDS,
+    MAX_NEW_TOOLS_BOUNDS, MINIMUM_CANDIDATES_BOUNDS, TIMEOUT_MS_BOUNDS,
+};
 
 /// A `tools.*` setting to write to the global settings file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -38,6 +52,57 @@ impl ToolsChange {
     }
 }
 
+/// A `decision.*` setting to write to the global settings file, from the Advanced tab. Every
+/// value is one the settings reader accepts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DecisionChange {
+    /// `decision.provider` (`None` is written as `null`).
+    Provider(DecisionProvider),
+    /// `decision.threshold`, a multiple of 0.05 in [0, 1].
+    Threshold(f64),
+    /// `decision.maxNewTools`.
+    MaxNewTools(u32),
+    /// `decision.maxNewGroups`.
+    MaxNewGroups(u32),
+    /// `decision.minimumCandidates`.
+    MinimumCandidates(u32),
+    /// `decision.batchSize`.
+    BatchSize(u32),
+    /// `decision.concurrency`.
+    Concurrency(u32),
+    /// `decision.timeoutMs`.
+    TimeoutMs(u64),
+    /// `decision.failMode`.
+    FailMode(FailMode),
+}
+
+impl DecisionChange {
+    /// The dotted settings field it writes (`decision.provider`, `decision.threshold`, …).
+    pub fn field(self) -> &'static str {
+        match self {
+            DecisionChange::Provider(_) => "decision.provider",
+            DecisionChange::Threshold(_) => "decision.threshold",
+            DecisionChange::MaxNewTools(_) => "decision.maxNewTools",
+            DecisionChange::MaxNewGroups(_) => "decision.maxNewGroups",
+            DecisionChange::MinimumCandidates(_) => "decision.minimumCandidates",
+            DecisionChange::BatchSize(_) => "decision.batchSize",
+            DecisionChange::Concurrency(_) => "decision.concurrency",
+            DecisionChange::TimeoutMs(_) => "decision.timeoutMs",
+            DecisionChange::FailMode(_) => "decision.failMode",
+        }
+    }
+}
+
+/// Which tab of the dialog is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Page {
+    /// The Tools tab (the dialog opens on it).
+    #[default]
+    Tools,
+    /// The Advanced tab.
+    Advanced,
+}
+
 /// What the host does after a key.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TabOutcome {
@@ -45,6 +110,9 @@ pub enum TabOutcome {
     Continue,
     /// Write this setting, then call [`ToolsTab::saved`] or [`ToolsTab::save_failed`].
     Set(ToolsChange),
+    /// Write this `decision.*` setting, then call [`ToolsTab::saved`] or
+    /// [`ToolsTab::save_failed`].
+    SetDecision(DecisionChange),
     /// An allowlist editor opened: the host may start its relevance ranking
     /// ([`AllowlistEditor::rank_targets`], then [`AllowlistEditor::set_relevance`]).
     EditorOpened {
@@ -67,14 +135,16 @@ pub enum TabOutcome {
     Close,
 }
 
-/// The Tools tab. See the module documentation.
+/// The `/decisions` dialog: the Tools tab and the Advanced tab. See the module documentation.
 #[derive(Debug, Clone)]
 pub struct ToolsTab {
     tools: ToolsSettings,
     decision: DecisionSettings,
     project: ScopedAllowlist,
     rows: Vec<ToolRow>,
+    page: Page,
     cursor: usize,
+    advanced_cursor: usize,
     editor: Option<(AllowlistEditor, Scope, ScopedAllowlist)>,
     serial: u64,
     status: Option<String>,
@@ -90,6 +160,45 @@ const ITEMS: [SettingId; 7] = [
     SettingId::ProjectGroups,
 ];
 
+const ADVANCED: [SettingId; 12] = [
+    SettingId::Provider,
+    SettingId::Model,
+    SettingId::BaseUrl,
+    SettingId::ApiKeyEnv,
+    SettingId::Threshold,
+    SettingId::MaxNewTools,
+    SettingId::MaxNewGroups,
+    SettingId::MinimumCandidates,
+    SettingId::BatchSize,
+    SettingId::Concurrency,
+    SettingId::TimeoutMs,
+    SettingId::FailMode,
+];
+
+/// `value` one step up or down, on multiples of `step`, within `bounds`.
+fn step_whole(value: u64, step: u64, bounds: Bounds, up: bool) -> u64 {
+    let next = if up {
+        (value / step + 1) * step
+    } else if value % step == 0 {
+        value.saturating_sub(step)
+    } else {
+        value / step * step
+    };
+    next.clamp(bounds.min, bounds.max)
+}
+
+/// The threshold one 0.05 step up or down, on multiples of 0.05 in [0, 1].
+fn step_threshold(value: f64, up: bool) -> f64 {
+    let twentieths = value * 20.0;
+    let next = if up {
+        (twentieths + 1e-9).floor() + 1.0
+    } else {
+        (twentieths - 1e-9).ceil() - 1.0
+    };
+    // Hundredths, so 0.65 is written as 0.65 rather than 0.6500000000000001.
+    (next.clamp(0.0, 20.0) * 5.0).round() / 100.0
+}
+
 impl ToolsTab {
     /// The tab over the settings and lists as the files say now, and every registered tool
     /// (`rows`, for the editors).
@@ -104,7 +213,9 @@ impl ToolsTab {
             decision: decision.clone(),
             project: project.clone(),
             rows,
+            page: Page::Tools,
             cursor: 0,
+            advanced_cursor: 0,
             editor: None,
             serial: 0,
             status: None,
@@ -126,9 +237,17 @@ impl ToolsTab {
         self.editor.as_ref().map(|_| self.serial)
     }
 
-    /// The row the cursor is on.
+    /// The row the cursor is on, in the tab shown.
     pub fn cursor(&self) -> SettingId {
-        ITEMS[self.cursor]
+        match self.page {
+            Page::Tools => ITEMS[self.cursor],
+            Page::Advanced => ADVANCED[self.advanced_cursor],
+        }
+    }
+
+    /// The tab shown.
+    pub fn page(&self) -> Page {
+        self.page
     }
 
     /// A write succeeded: the settings and the project lists as the files say now. An editor
@@ -184,13 +303,112 @@ impl ToolsTab {
         }
         self.status = None;
         match key {
+            Key::Tab | Key::BackTab => {
+                // Two tabs: forward and back both go to the other one.
+                self.page = match self.page {
+                    Page::Tools => Page::Advanced,
+                    Page::Advanced => Page::Tools,
+                };
+                return TabOutcome::Continue;
+            }
+            Key::Escape => return TabOutcome::Close,
+            _ => {}
+        }
+        if self.page == Page::Advanced {
+            return self.advanced_key(key);
+        }
+        match key {
             Key::Up => self.cursor = self.cursor.saturating_sub(1),
             Key::Down => self.cursor = (self.cursor + 1).min(ITEMS.len() - 1),
-            Key::Escape => return TabOutcome::Close,
             Key::Enter | Key::Space => return self.activate(),
             _ => {}
         }
         TabOutcome::Continue
+    }
+
+    /// One key on the Advanced tab.
+    fn advanced_key(&mut self, key: Key) -> TabOutcome {
+        let id = ADVANCED[self.advanced_cursor];
+        match key {
+            Key::Up => self.advanced_cursor = self.advanced_cursor.saturating_sub(1),
+            Key::Down => self.advanced_cursor = (self.advanced_cursor + 1).min(ADVANCED.len() - 1),
+            Key::Enter | Key::Space => {
+                let d = &self.decision;
+                match id {
+                    SettingId::Provider => {
+                        return TabOutcome::SetDecision(DecisionChange::Provider(
+                            match d.provider {
+                                DecisionProvider::None => DecisionProvider::Embedded,
+                                DecisionProvider::Embedded => DecisionProvider::Pi,
+                                DecisionProvider::Pi => DecisionProvider::Http,
+                                DecisionProvider::Http => DecisionProvider::None,
+                            },
+                        ))
+                    }
+                    SettingId::FailMode => {
+                        return TabOutcome::SetDecision(DecisionChange::FailMode(
+                            match d.fail_mode {
+                                FailMode::Closed => FailMode::Open,
+                                FailMode::Open => FailMode::Closed,
+                            },
+                        ))
+                    }
+                    id if id.is_file_only() => {
+                        self.status = Some(
+                            "This one is edited in the global settings file, \
+                             pi-context-decisions/settings.json in Pi's agent directory; the \
+                             tab shows what it says after the next change or when reopened."
+                                .to_owned(),
+                        )
+                    }
+                    _ => {
+                        self.status =
+                            Some("Use Left and Right (or - and +) to change a number.".to_owned())
+                    }
+                }
+            }
+            Key::Left | Key::Char('-') => return self.step(id, false),
+            Key::Right | Key::Char('+') | Key::Char('=') => return self.step(id, true),
+            _ => {}
+        }
+        TabOutcome::Continue
+    }
+
+    /// A number one step up or down; nothing when it is already at its bound.
+    fn step(&self, id: SettingId, up: bool) -> TabOutcome {
+        let d = &self.decision;
+        let whole = |value: u32, step: u64, bounds: Bounds| {
+            let next = step_whole(value.into(), step, bounds, up);
+            (next != u64::from(value)).then_some(next as u32)
+        };
+        let change = match id {
+            SettingId::Threshold => {
+                let next = step_threshold(d.threshold, up);
+                (next != d.threshold).then_some(DecisionChange::Threshold(next))
+            }
+            SettingId::MaxNewTools => {
+                whole(d.max_new_tools, 1, MAX_NEW_TOOLS_BOUNDS).map(DecisionChange::MaxNewTools)
+            }
+            SettingId::MaxNewGroups => {
+                whole(d.max_new_groups, 1, MAX_NEW_GROUPS_BOUNDS).map(DecisionChange::MaxNewGroups)
+            }
+            SettingId::MinimumCandidates => {
+                whole(d.minimum_candidates, 1, MINIMUM_CANDIDATES_BOUNDS)
+                    .map(DecisionChange::MinimumCandidates)
+            }
+            SettingId::BatchSize => {
+                whole(d.batch_size, 10, BATCH_SIZE_BOUNDS).map(DecisionChange::BatchSize)
+            }
+            SettingId::Concurrency => {
+                whole(d.concurrency, 1, CONCURRENCY_BOUNDS).map(DecisionChange::Concurrency)
+            }
+            SettingId::TimeoutMs => {
+                let next = step_whole(d.timeout_ms, 1000, TIMEOUT_MS_BOUNDS, up);
+                (next != d.timeout_ms).then_some(DecisionChange::TimeoutMs(next))
+            }
+            _ => None,
+        };
+        change.map_or(TabOutcome::Continue, TabOutcome::SetDecision)
     }
 
     fn activate(&mut self) -> TabOutcome {
@@ -234,40 +452,105 @@ impl ToolsTab {
         if let Some((editor, _, _)) = &self.editor {
             return editor.render(width, height);
         }
-        let rows = tools_tab(&self.tools, &self.project);
-        let mut lines = vec!["Decisions · Tools".to_owned()];
-        for (i, row) in rows.iter().enumerate() {
-            let mark = if i == self.cursor { "> " } else { "  " };
-            lines.push(format!("{mark}{}: {}", row.label, row.value));
-        }
-        lines.push(String::new());
-        if let Some(row) = rows.get(self.cursor) {
-            lines.extend(wrap(&row.help, width));
-        }
-        for note in tools_tab_notes(&self.tools, &self.decision) {
-            lines.extend(wrap(&note, width));
-        }
-        if let Some(message) = &self.status {
-            lines.extend(wrap(message, width));
-        }
-        let hint = match ITEMS[self.cursor] {
-            SettingId::Enabled | SettingId::Mode | SettingId::Cadence => {
-                "↑↓ move · Enter change (saved at once) · Esc close"
+        let (title, rows, cursor, notes, hint) = match self.page {
+            Page::Tools => (
+                "Decisions · Tools",
+                tools_tab(&self.tools, &self.project),
+                self.cursor,
+                tools_tab_notes(&self.tools, &self.decision),
+                match ITEMS[self.cursor] {
+                    SettingId::Enabled | SettingId::Mode | SettingId::Cadence => {
+                        "↑↓ move · Enter change (saved at once) · Tab Advanced · Esc close"
+                    }
+                    _ => "↑↓ move · Enter edit · Tab Advanced · Esc close",
+                },
+            ),
+            Page::Advanced => {
+                let id = ADVANCED[self.advanced_cursor];
+                (
+                    "Decisions · Advanced",
+                    advanced_tab(&self.decision),
+                    self.advanced_cursor,
+                    advanced_tab_notes(&self.decision),
+                    if id.is_number() {
+                        "↑↓ move · ←→ change (saved at once) · Tab Tools · Esc close"
+                    } else if id.is_file_only() {
+                        "↑↓ move · edited in the settings file · Tab Tools · Esc close"
+                    } else {
+                        "↑↓ move · Enter change (saved at once) · Tab Tools · Esc close"
+                    },
+                )
             }
-            _ => "↑↓ move · Enter edit · Esc close",
         };
-        lines.push(hint.to_owned());
-        if lines.len() > height.max(1) {
-            // The rows (with the cursor) first, then the hints.
-            let keep = height.max(1);
-            let last = lines.pop().unwrap_or_default();
-            lines.truncate(keep.saturating_sub(1));
-            if keep > 1 {
-                lines.push(last);
-            }
-        }
-        lines.into_iter().map(|l| fit(&l, width)).collect()
+        page_lines(
+            title,
+            &rows,
+            cursor,
+            &notes,
+            self.status.as_deref(),
+            hint,
+            width,
+            height,
+        )
     }
+}
+
+/// One tab as at most `height` lines of at most `width` characters: the title, every row with
+/// its value (a window around the cursor when they do not all fit), the help of the row under
+/// the cursor, the notes, any message, and the key hints.
+#[allow(clippy::too_many_arguments)]
+fn page_lines(
+    title: &str,
+    rows: &[SettingRow],
+    cursor: usize,
+    notes: &[String],
+    status: Option<&str>,
+    hint: &str,
+    width: usize,
+    height: usize,
+) -> Vec<String> {
+    let row_line = |(i, row): (usize, &SettingRow)| {
+        let mark = if i == cursor { "> " } else { "  " };
+        format!("{mark}{}: {}", row.label, row.value)
+    };
+    let keep = height.max(1);
+    // Title and hints around the rows; when even the rows do not fit, a window of them that
+    // holds the cursor.
+    if rows.len() + 2 > keep {
+        let room = keep.saturating_sub(2).max(1);
+        let start = cursor
+            .saturating_sub(room - 1)
+            .min(rows.len().saturating_sub(room));
+        let mut lines = vec![title.to_owned()];
+        lines.extend(rows.iter().enumerate().skip(start).take(room).map(row_line));
+        lines.truncate(keep.saturating_sub(1).max(1));
+        if keep > 1 {
+            lines.push(hint.to_owned());
+        }
+        return lines.into_iter().map(|l| fit(&l, width)).collect();
+    }
+    let mut lines = vec![title.to_owned()];
+    lines.extend(rows.iter().enumerate().map(row_line));
+    lines.push(String::new());
+    if let Some(row) = rows.get(cursor) {
+        lines.extend(wrap(&row.help, width));
+    }
+    for note in notes {
+        lines.extend(wrap(note, width));
+    }
+    if let Some(message) = status {
+        lines.extend(wrap(message, width));
+    }
+    lines.push(hint.to_owned());
+    if lines.len() > keep {
+        // The rows (with the cursor) first, then the hints.
+        let last = lines.pop().unwrap_or_default();
+        lines.truncate(keep.saturating_sub(1));
+        if keep > 1 {
+            lines.push(last);
+        }
+    }
+    lines.into_iter().map(|l| fit(&l, width)).collect()
 }
 
 #[cfg(test)]
@@ -275,6 +558,7 @@ mod tests {
     use super::*;
     use crate::lists::Availability;
     use pcd_model::{parse_group_entry, parse_tool_entry, GroupKey, ToolKind};
+    use pcd_model::{DecisionProvider, FailMode};
 
     fn rows() -> Vec<ToolRow> {
         let kb = GroupKey::for_mcp_server("kb");
@@ -441,10 +725,234 @@ mod tests {
     }
 
     #[test]
+    fn tab_switches_to_advanced_and_back() {
+        let mut tab = tab();
+        assert_eq!(tab.page(), Page::Tools);
+        assert!(tab.render(100, 30).last().unwrap().contains("Tab Advanced"));
+        tab.handle_key(Key::Down);
+        assert_eq!(tab.handle_key(Key::Tab), TabOutcome::Continue);
+        assert_eq!(tab.page(), Page::Advanced);
+        assert_eq!(tab.cursor(), SettingId::Provider);
+        let screen = tab.render(100, 30);
+        assert_eq!(screen[0], "Decisions · Advanced");
+        assert_eq!(screen[1], "> Decision model: None");
+        // Back with Shift+Tab: the Tools cursor is where it was.
+        tab.handle_key(Key::BackTab);
+        assert_eq!(tab.page(), Page::Tools);
+        assert_eq!(tab.cursor(), SettingId::Mode);
+        // Tab inside an editor does nothing to the page.
+        tab.handle_key(Key::Down);
+        tab.handle_key(Key::Down);
+        tab.handle_key(Key::Enter);
+        tab.handle_key(Key::Tab);
+        assert!(tab.editor().is_some());
+        assert_eq!(tab.page(), Page::Tools);
+        tab.handle_key(Key::Escape);
+        tab.handle_key(Key::Tab);
+        assert_eq!(tab.handle_key(Key::Escape), TabOutcome::Close);
+    }
+
+    #[test]
+    fn advanced_choices_cycle_and_wait_for_the_write() {
+        let mut tab = tab();
+        tab.handle_key(Key::Tab);
+        let mut decision = DecisionSettings::default();
+        for expected in [
+            DecisionProvider::Embedded,
+            DecisionProvider::Pi,
+            DecisionProvider::Http,
+            DecisionProvider::None,
+        ] {
+            assert_eq!(
+                tab.handle_key(Key::Enter),
+                TabOutcome::SetDecision(DecisionChange::Provider(expected))
+            );
+            decision.provider = expected;
+            tab.saved(
+                &ToolsSettings::default(),
+                &decision,
+                &ScopedAllowlist::default(),
+            );
+        }
+        decision.provider = DecisionProvider::Pi;
+        tab.handle_key(Key::Space);
+        assert!(
+            tab.render(100, 30)[1].ends_with("None"),
+            "not shown before it is saved"
+        );
+        tab.saved(
+            &ToolsSettings::default(),
+            &decision,
+            &ScopedAllowlist::default(),
+        );
+        assert_eq!(tab.render(100, 30)[1], "> Decision model: A Pi model");
+        for _ in 0..20 {
+            tab.handle_key(Key::Down);
+        }
+        assert_eq!(tab.cursor(), SettingId::FailMode);
+        assert_eq!(
+            tab.handle_key(Key::Enter),
+            TabOutcome::SetDecision(DecisionChange::FailMode(FailMode::Open))
+        );
+        assert_eq!(
+            DecisionChange::FailMode(FailMode::Open).field(),
+            "decision.failMode"
+        );
+    }
+
+    #[test]
+    fn advanced_numbers_step_within_the_reader_bounds() {
+        let mut tab = tab();
+        tab.handle_key(Key::Tab);
+        let go = |tab: &mut ToolsTab, id: SettingId| {
+            for _ in 0..ADVANCED.len() {
+                tab.handle_key(Key::Up);
+            }
+            for _ in 0..ADVANCED.len() {
+                if tab.cursor() == id {
+                    return;
+                }
+                tab.handle_key(Key::Down);
+            }
+            panic!("{id:?} not found");
+        };
+        go(&mut tab, SettingId::Threshold);
+        // 0.625 snaps to the 0.05 grid.
+        assert_eq!(
+            tab.handle_key(Key::Right),
+            TabOutcome::SetDecision(DecisionChange::Threshold(0.65))
+        );
+        assert_eq!(
+            tab.handle_key(Key::Char('-')),
+            TabOutcome::SetDecision(DecisionChange::Threshold(0.6))
+        );
+        assert_eq!(step_threshold(0.65, true), 0.7);
+        assert_eq!(step_threshold(0.95, true), 1.0);
+        assert_eq!(step_threshold(1.0, true), 1.0);
+        assert_eq!(step_threshold(0.05, false), 0.0);
+        assert_eq!(step_threshold(0.0, false), 0.0);
+        go(&mut tab, SettingId::MaxNewTools);
+        assert_eq!(
+            tab.handle_key(Key::Char('+')),
+            TabOutcome::SetDecision(DecisionChange::MaxNewTools(7))
+        );
+        go(&mut tab, SettingId::MaxNewGroups);
+        assert_eq!(
+            tab.handle_key(Key::Left),
+            TabOutcome::SetDecision(DecisionChange::MaxNewGroups(1))
+        );
+        go(&mut tab, SettingId::MinimumCandidates);
+        assert_eq!(
+            tab.handle_key(Key::Left),
+            TabOutcome::SetDecision(DecisionChange::MinimumCandidates(9))
+        );
+        go(&mut tab, SettingId::BatchSize);
+        assert_eq!(
+            tab.handle_key(Key::Right),
+            TabOutcome::SetDecision(DecisionChange::BatchSize(60))
+        );
+        go(&mut tab, SettingId::Concurrency);
+        assert_eq!(
+            tab.handle_key(Key::Right),
+            TabOutcome::SetDecision(DecisionChange::Concurrency(7))
+        );
+        go(&mut tab, SettingId::TimeoutMs);
+        assert_eq!(
+            tab.handle_key(Key::Left),
+            TabOutcome::SetDecision(DecisionChange::TimeoutMs(29_000))
+        );
+        // At a bound nothing is written.
+        let low = DecisionSettings {
+            max_new_groups: 0,
+            batch_size: 1,
+            timeout_ms: 100,
+            concurrency: 64,
+            ..DecisionSettings::default()
+        };
+        tab.saved(&ToolsSettings::default(), &low, &ScopedAllowlist::default());
+        assert_eq!(tab.handle_key(Key::Left), TabOutcome::Continue);
+        assert_eq!(
+            tab.handle_key(Key::Right),
+            TabOutcome::SetDecision(DecisionChange::TimeoutMs(1000))
+        );
+        go(&mut tab, SettingId::Concurrency);
+        assert_eq!(tab.handle_key(Key::Right), TabOutcome::Continue);
+        assert_eq!(step_whole(1, 10, BATCH_SIZE_BOUNDS, false), 1);
+        assert_eq!(step_whole(1, 10, BATCH_SIZE_BOUNDS, true), 10);
+        assert_eq!(step_whole(1000, 10, BATCH_SIZE_BOUNDS, true), 1000);
+        assert_eq!(
+            step_whole(100_000, 1, MINIMUM_CANDIDATES_BOUNDS, true),
+            100_000
+        );
+        assert_eq!(step_whole(0, 1, MAX_NEW_GROUPS_BOUNDS, false), 0);
+        // Every stepped value is one the reader accepts.
+        for (field, value) in [
+            (
+                "maxNewTools",
+                step_whole(1000, 1, MAX_NEW_TOOLS_BOUNDS, true),
+            ),
+            (
+                "timeoutMs",
+                step_whole(600_000, 1000, TIMEOUT_MS_BOUNDS, true),
+            ),
+            ("timeoutMs", step_whole(100, 1000, TIMEOUT_MS_BOUNDS, false)),
+        ] {
+            let json = serde_json::json!({"decision": {field: value}});
+            assert!(
+                pcd_model::Settings::from_json(&json).1.is_empty(),
+                "{field}"
+            );
+        }
+    }
+
+    #[test]
+    fn advanced_text_rows_are_only_shown() {
+        let mut tab = tab();
+        tab.handle_key(Key::Tab);
+        tab.handle_key(Key::Down);
+        assert_eq!(tab.cursor(), SettingId::Model);
+        assert!(tab
+            .render(100, 30)
+            .last()
+            .unwrap()
+            .contains("edited in the settings file"));
+        assert_eq!(tab.handle_key(Key::Enter), TabOutcome::Continue);
+        assert_eq!(tab.handle_key(Key::Right), TabOutcome::Continue);
+        tab.handle_key(Key::Enter);
+        let screen = tab.render(100, 30).join("\n");
+        assert!(screen.contains("This one is edited in the"), "{screen}");
+        assert!(screen.contains("> Model: (not set)"), "{screen}");
+    }
+
+    #[test]
+    fn a_small_screen_keeps_the_cursor_row() {
+        let mut tab = tab();
+        tab.handle_key(Key::Tab);
+        for _ in 0..11 {
+            tab.handle_key(Key::Down);
+        }
+        let lines = tab.render(60, 8);
+        assert_eq!(lines.len(), 8);
+        assert_eq!(lines[0], "Decisions · Advanced");
+        assert!(
+            lines[6].starts_with("> When a decision fails"),
+            "{lines:#?}"
+        );
+        assert!(lines[7].contains("Tab Tools"));
+    }
+
+    #[test]
     fn rendering_fits_any_size() {
         let mut tab = tab();
         for (w, h) in [(1, 1), (10, 3), (40, 8), (200, 60)] {
             for _ in 0..8 {
+                let lines = tab.render(w, h);
+                assert!(lines.len() <= h, "{w}x{h}: {lines:?}");
+                assert!(lines.iter().all(|l| l.chars().count() <= w), "{w}x{h}");
+                tab.handle_key(Key::Down);
+            }
+            tab.handle_key(Key::Tab);
+            for _ in 0..13 {
                 let lines = tab.render(w, h);
                 assert!(lines.len() <= h, "{w}x{h}: {lines:?}");
                 assert!(lines.iter().all(|l| l.chars().count() <= w), "{w}x{h}");
