@@ -461,7 +461,7 @@ impl DecisionModel for HttpScorer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pcd_picker::candidates::{Candidate, CandidateKey};
+    use pcd_picker::candidates::Candidate;
     use pcd_picker::request::{build_requests, parse_answer};
     use std::net::TcpListener;
     use std::sync::mpsc;
@@ -471,14 +471,7 @@ mod tests {
 
     fn request() -> DecisionRequest {
         let c: Vec<Candidate> = (0..2)
-            .map(|i| Candidate {
-                key: CandidateKey::Tool(format!("t{i}")),
-                label: String::new(),
-                description: format!("tool {i}"),
-                names: vec![format!("t{i}")],
-                members: vec![i],
-                definition_chars: 0,
-            })
+            .map(|i| Candidate::tool(&format!("t{i}"), &format!("tool {i}"), i))
             .collect();
         build_requests("find it", &c, 50).remove(0)
     }

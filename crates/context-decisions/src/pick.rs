@@ -253,7 +253,7 @@ fn render(v: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pcd_picker::candidates::{Candidate, CandidateKey};
+    use pcd_picker::candidates::Candidate;
     use pcd_picker::request::DecisionRequest;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -368,14 +368,7 @@ mod tests {
 
     fn cands(n: usize) -> Vec<Candidate> {
         (0..n)
-            .map(|i| Candidate {
-                key: CandidateKey::Tool(format!("t{i}")),
-                label: String::new(),
-                description: String::new(),
-                names: vec![format!("t{i}")],
-                members: vec![i],
-                definition_chars: 0,
-            })
+            .map(|i| Candidate::tool(&format!("t{i}"), "", i))
             .collect()
     }
 

@@ -274,16 +274,7 @@ fn probe_candidates() -> Vec<pcd_picker::candidates::Candidate> {
     ]
     .iter()
     .enumerate()
-    .map(
-        |(i, (name, description))| pcd_picker::candidates::Candidate {
-            key: CandidateKey::Tool((*name).to_owned()),
-            label: String::new(),
-            description: (*description).to_owned(),
-            names: vec![(*name).to_owned()],
-            members: vec![i],
-            definition_chars: 0,
-        },
-    )
+    .map(|(i, (name, description))| pcd_picker::candidates::Candidate::tool(name, description, i))
     .collect()
 }
 

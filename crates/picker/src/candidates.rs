@@ -57,6 +57,22 @@ pub struct Candidate {
     pub definition_chars: usize,
 }
 
+impl Candidate {
+    /// One tool as a candidate, with no label and no size: the `index`-th tool of an inventory,
+    /// named `name` and described by `description` (for probes, tests and benches; a round's
+    /// candidates come from [`candidates`], which bounds and measures them).
+    pub fn tool(name: &str, description: &str, index: usize) -> Candidate {
+        Candidate {
+            key: CandidateKey::Tool(name.to_owned()),
+            label: String::new(),
+            description: description.to_owned(),
+            names: vec![name.to_owned()],
+            members: vec![index],
+            definition_chars: 0,
+        }
+    }
+}
+
 /// What is already available on the branch (from the ledger), by name and by group.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Available {

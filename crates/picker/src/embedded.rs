@@ -588,7 +588,7 @@ impl crate::request::DecisionModel for EmbeddedScorer {
 #[cfg(test)]
 mod scorer_tests {
     use super::*;
-    use crate::candidates::{Candidate, CandidateKey};
+    use crate::candidates::Candidate;
     use crate::request::{build_requests, parse_answer, Cancellation, DecisionModel};
 
     #[test]
@@ -604,14 +604,7 @@ mod scorer_tests {
         let candidates: Vec<Candidate> = tools
             .iter()
             .enumerate()
-            .map(|(i, (n, d))| Candidate {
-                key: CandidateKey::Tool((*n).to_owned()),
-                label: String::new(),
-                description: (*d).to_owned(),
-                names: vec![(*n).to_owned()],
-                members: vec![i],
-                definition_chars: 0,
-            })
+            .map(|(i, (n, d))| Candidate::tool(n, d, i))
             .collect();
         let request = build_requests("weather forecast for Oslo", &candidates, 50).remove(0);
         let far = std::time::Instant::now() + std::time::Duration::from_secs(5);

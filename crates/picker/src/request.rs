@@ -343,14 +343,7 @@ mod tests {
 
     fn plain(n: usize) -> Vec<Candidate> {
         (0..n)
-            .map(|i| Candidate {
-                key: CandidateKey::Tool(format!("t{i}")),
-                label: String::new(),
-                description: String::new(),
-                names: vec![format!("t{i}")],
-                members: vec![i],
-                definition_chars: 0,
-            })
+            .map(|i| Candidate::tool(&format!("t{i}"), "", i))
             .collect()
     }
 

@@ -260,14 +260,7 @@ mod tests {
     use super::*;
 
     fn cand(name: &str) -> Candidate {
-        Candidate {
-            key: CandidateKey::Tool(name.to_owned()),
-            label: String::new(),
-            description: String::new(),
-            names: vec![name.to_owned()],
-            members: vec![0],
-            definition_chars: 0,
-        }
+        Candidate::tool(name, "", 0)
     }
 
     fn round(generation: u64, names: &[&str]) -> Round {

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pcd_picker::candidates::{Candidate, CandidateKey};
+use pcd_picker::candidates::Candidate;
 use pcd_picker::request::{build_requests, parse_answer};
 
 fuzz_target!(|data: &[u8]| {
@@ -11,14 +11,7 @@ fuzz_target!(|data: &[u8]| {
     let candidates: Vec<Candidate> = ["web_fetch", "bar_chart", "db_query"]
         .iter()
         .enumerate()
-        .map(|(i, name)| Candidate {
-            key: CandidateKey::Tool((*name).to_owned()),
-            label: String::new(),
-            description: format!("tool {i}"),
-            names: vec![(*name).to_owned()],
-            members: vec![i],
-            definition_chars: 0,
-        })
+        .map(|(i, name)| Candidate::tool(name, &format!("tool {i}"), i))
         .collect();
     for request in build_requests("a prompt", &candidates, 2) {
         if let Ok(scores) = parse_answer(&request, answer) {
