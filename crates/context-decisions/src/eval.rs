@@ -77,8 +77,11 @@ pub struct Query {
 pub struct EvalSet {
     /// The tools, as the picker sees them.
     pub tools: Vec<ToolInfo>,
-    /// Pi's `tool_search` document text of each tool (it reads schemas; the picker never does).
+    /// Pi 1.3.0's `tool_search` document text of each tool (it reads schemas; the picker never
+    /// does).
     pub peer_documents: Vec<String>,
+    /// Pi 1.6.0's `tool_search` documents of each tool (schemas too).
+    pub peer_documents_latest: Vec<peer::v1_6::Document>,
     /// `queries.jsonl`.
     pub queries: Vec<Query>,
     /// `irrelevance.jsonl`, if present.
@@ -166,10 +169,9 @@ impl EvalSet {
             file: tools_path.display().to_string(),
             problem: ReadProblem::NotJson,
         })?;
-        let peer_documents = raw
-            .as_array()
-            .map(|items| items.iter().map(peer::document).collect())
-            .unwrap_or_default();
+        let items = raw.as_array().map(Vec::as_slice).unwrap_or_default();
+        let peer_documents = items.iter().map(peer::document).collect();
+        let peer_documents_latest = items.iter().map(peer::v1_6::document).collect();
         let queries = read_queries(&dir.join("queries.jsonl"))?;
         let irrelevance_path = dir.join("irrelevance.jsonl");
         let irrelevance = if irrelevance_path.exists() {
@@ -180,6 +182,7 @@ impl EvalSet {
         Ok(EvalSet {
             tools,
             peer_documents,
+            peer_documents_latest,
             queries,
             irrelevance,
         })
@@ -202,218 +205,7 @@ pub fn in_split(id: &str, split: Split) -> bool {
     }
 }
 
-/// Pi's `tool_search` ranker, reimplemented from its behaviour in Pi 1.3.0
-/// (`dist/extensions/tool-search/tool.js`): Okapi BM25 (k1 1.2, b 0.75) over one text per tool
-/// made of the name, the name with `_` as spaces, the description, every schema description
-/// and property name, and the namespace's name, description and instructions; terms split at
-/// camelCase and non-alphanumerics, lowercased, 21 stop words dropped, plurals folded; only
-/// positive scores are returned, ties in document order.
-pub mod peer {
-    use serde_json::Value;
-    use std::collections::HashMap;
-
-    const STOP_WORDS: [&str; 21] = [
-        "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "it", "of",
-        "on", "or", "that", "the", "this", "to", "with",
-    ];
-
-    fn stem(term: &str) -> String {
-        let n = term.len();
-        if n > 4 && term.ends_with("ies") {
-            return format!("{}y", &term[..n - 3]);
-        }
-        if n > 4
-            && ["ches", "shes", "sses", "xes", "zes"]
-                .iter()
-                .any(|s| term.ends_with(s))
-        {
-            return term[..n - 2].to_owned();
-        }
-        if n > 3 && term.ends_with('s') && !term.ends_with("ss") {
-            return term[..n - 1].to_owned();
-        }
-        term.to_owned()
-    }
-
-    /// The peer's terms: ASCII letters and digits only, as its regular expressions do.
-    pub fn tokenize(text: &str) -> Vec<String> {
-        let chars: Vec<char> = text.chars().collect();
-        let mut spaced = String::with_capacity(text.len() + 8);
-        for (i, &c) in chars.iter().enumerate() {
-            if i > 0 {
-                let p = chars[i - 1];
-                // `([a-z0-9])([A-Z])` then `([A-Z]+)([A-Z][a-z])`.
-                let camel =
-                    (p.is_ascii_lowercase() || p.is_ascii_digit()) && c.is_ascii_uppercase();
-                let acronym = p.is_ascii_uppercase()
-                    && c.is_ascii_uppercase()
-                    && chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
-                if camel || acronym {
-                    spaced.push(' ');
-                }
-            }
-            spaced.push(c);
-        }
-        spaced
-            .to_lowercase()
-            .split(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit()))
-            .filter(|t| !t.is_empty() && !STOP_WORDS.contains(t))
-            .map(stem)
-            .collect()
-    }
-
-    fn schema_text(schema: &Value, parts: &mut Vec<String>) {
-        let Some(obj) = schema.as_object() else {
-            return;
-        };
-        if let Some(d) = obj.get("description").and_then(Value::as_str) {
-            parts.push(d.to_owned());
-        }
-        if let Some(props) = obj.get("properties").and_then(Value::as_object) {
-            for (name, prop) in props {
-                parts.push(name.clone());
-                schema_text(prop, parts);
-            }
-        }
-        if let Some(items) = obj.get("items") {
-            schema_text(items, parts);
-        }
-        for key in ["anyOf", "oneOf", "allOf"] {
-            if let Some(variants) = obj.get(key).and_then(Value::as_array) {
-                for v in variants {
-                    schema_text(v, parts);
-                }
-            }
-        }
-    }
-
-    /// The peer's search text of one raw `getAllTools()` entry.
-    pub fn document(tool: &Value) -> String {
-        let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_owned();
-        let name = s(tool.get("name"));
-        let mut parts = vec![
-            name.clone(),
-            name.replace('_', " "),
-            s(tool.get("description")),
-        ];
-        if let Some(schema) = tool.get("parameters") {
-            schema_text(schema, &mut parts);
-        }
-        if let Some(ns) = tool.get("namespace").filter(|v| v.is_object()) {
-            parts.push(s(ns.get("name")));
-            parts.push(s(ns.get("description")));
-            parts.push(s(ns.get("instructions")));
-        }
-        parts.retain(|p| !p.trim().is_empty());
-        parts.join(" ")
-    }
-
-    /// A BM25 index over documents, built once.
-    pub struct Bm25 {
-        counts: Vec<HashMap<String, u32>>,
-        lengths: Vec<f64>,
-        average: f64,
-        df: HashMap<String, usize>,
-    }
-
-    impl Bm25 {
-        /// Indexes the documents.
-        pub fn new<'a>(documents: impl IntoIterator<Item = &'a str>) -> Bm25 {
-            let mut counts = Vec::new();
-            let mut lengths = Vec::new();
-            let mut df: HashMap<String, usize> = HashMap::new();
-            for d in documents {
-                let mut c: HashMap<String, u32> = HashMap::new();
-                for t in tokenize(d) {
-                    *c.entry(t).or_default() += 1;
-                }
-                for t in c.keys() {
-                    *df.entry(t.clone()).or_default() += 1;
-                }
-                lengths.push(f64::from(c.values().sum::<u32>()));
-                counts.push(c);
-            }
-            let n = lengths.len() as f64;
-            let mut average = lengths.iter().sum::<f64>() / n;
-            if !average.is_finite() || average == 0.0 {
-                average = 1.0;
-            }
-            Bm25 {
-                counts,
-                lengths,
-                average,
-                df,
-            }
-        }
-
-        /// Document indices with a positive score, best first, ties in document order.
-        pub fn rank(&self, query: &str) -> Vec<usize> {
-            let (k1, b) = (1.2, 0.75);
-            let mut terms = tokenize(query);
-            let mut seen = std::collections::HashSet::new();
-            terms.retain(|t| seen.insert(t.clone()));
-            let n = self.counts.len() as f64;
-            let idf: Vec<f64> = terms
-                .iter()
-                .map(|t| {
-                    let f = *self.df.get(t).unwrap_or(&0) as f64;
-                    (1.0 + (n - f + 0.5) / (f + 0.5)).ln()
-                })
-                .collect();
-            let mut matches: Vec<(usize, f64)> = Vec::new();
-            for (i, c) in self.counts.iter().enumerate() {
-                let mut score = 0.0;
-                for (t, w) in terms.iter().zip(&idf) {
-                    if let Some(&count) = c.get(t) {
-                        let count = f64::from(count);
-                        let norm = k1 * (1.0 - b + b * self.lengths[i] / self.average);
-                        score += w * (count * (k1 + 1.0)) / (count + norm);
-                    }
-                }
-                if score > 0.0 {
-                    matches.push((i, score));
-                }
-            }
-            matches.sort_by(|a, b| b.1.total_cmp(&a.1));
-            matches.into_iter().map(|(i, _)| i).collect()
-        }
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-
-        #[test]
-        fn tokenizes_like_pi() {
-            assert_eq!(
-                tokenize("getHTTPResponse of the issues"),
-                ["get", "http", "response", "issue"]
-            );
-            assert_eq!(tokenize("searches boxes class"), ["search", "box", "class"]);
-            assert_eq!(tokenize("Tôi cần"), ["t", "i", "c", "n"]);
-        }
-
-        #[test]
-        fn documents_include_schema_text_and_namespace() {
-            let tool = serde_json::json!({
-                "name": "gh_issue", "description": "Issues",
-                "parameters": {"type": "object", "properties": {"repo": {"description": "Repository"}}},
-                "namespace": {"name": "mcp__gh", "instructions": "Use carefully"}
-            });
-            assert_eq!(
-                document(&tool),
-                "gh_issue gh issue Issues repo Repository mcp__gh Use carefully"
-            );
-        }
-
-        #[test]
-        fn ranks_by_bm25_and_drops_non_matches() {
-            let idx = Bm25::new(["weather forecast", "send email", "weather weather radar"]);
-            assert_eq!(idx.rank("weather"), vec![2, 0]);
-            assert!(idx.rank("haiku").is_empty());
-        }
-    }
-}
+pub mod peer;
 
 /// Options of one evaluation.
 #[derive(Debug, Clone)]
@@ -532,6 +324,22 @@ pub fn evaluate(
         v
     };
     let peer_index = peer::Bm25::new(peer_tools.iter().map(|&t| set.peer_documents[t].as_str()));
+    let latest_index = peer::v1_6::Ranker::new(
+        peer_tools
+            .iter()
+            .map(|&t| set.peer_documents_latest[t].clone()),
+    );
+    // A peer's tool order as candidates: a group ranks where its best tool does.
+    let as_candidates = |tool_order: Vec<usize>| -> Vec<usize> {
+        let mut order: Vec<usize> = Vec::new();
+        for d in tool_order {
+            let c = member_of[&peer_tools[d]];
+            if !order.contains(&c) {
+                order.push(c);
+            }
+        }
+        order
+    };
     let candidate_of_name: HashMap<&str, usize> = set
         .tools
         .iter()
@@ -568,9 +376,11 @@ pub fn evaluate(
     let irrelevance = pick(&set.irrelevance);
     let total = queries.len() + irrelevance.len();
 
-    let (mut ours, mut theirs) = (Ranking::default(), Ranking::default());
+    let (mut ours, mut theirs, mut latest) =
+        (Ranking::default(), Ranking::default(), Ranking::default());
     let mut times = Vec::with_capacity(total);
     let mut peer_times = Vec::with_capacity(total);
+    let mut latest_times = Vec::with_capacity(total);
     let (mut hits, mut selected, mut relevant_total, mut withheld) = (0usize, 0usize, 0usize, 0.0);
     let mut nothing_exposed = 0usize;
     let mut unlabelled = 0usize;
@@ -582,14 +392,11 @@ pub fn evaluate(
         let chosen = select(&scores);
 
         let start = Instant::now();
-        let mut peer_order: Vec<usize> = Vec::new();
-        for d in peer_index.rank(&q.prompt) {
-            let c = member_of[&peer_tools[d]];
-            if !peer_order.contains(&c) {
-                peer_order.push(c);
-            }
-        }
+        let peer_order = as_candidates(peer_index.rank(&q.prompt));
         peer_times.push(start.elapsed().as_secs_f64() * 1e3);
+        let start = Instant::now();
+        let latest_order = as_candidates(latest_index.rank(&q.prompt));
+        latest_times.push(start.elapsed().as_secs_f64() * 1e3);
 
         let mut relevant: Vec<usize> = Vec::new();
         for name in &q.relevant {
@@ -602,6 +409,7 @@ pub fn evaluate(
         if done < queries.len() {
             ours.add(&order, &relevant);
             theirs.add(&peer_order, &relevant);
+            latest.add(&latest_order, &relevant);
             relevant_total += relevant.len();
             hits += chosen.iter().filter(|c| relevant.contains(c)).count();
             selected += chosen.len();
@@ -614,6 +422,7 @@ pub fn evaluate(
     }
     times.sort_by(f64::total_cmp);
     peer_times.sort_by(f64::total_cmp);
+    latest_times.sort_by(f64::total_cmp);
 
     let mut out = Map::new();
     out.insert("mode".into(), json!(options.mode.as_str()));
@@ -655,17 +464,27 @@ pub fn evaluate(
     if unlabelled > 0 {
         out.insert("labels_not_candidates".into(), json!(unlabelled));
     }
-    let mut peer_json = Map::new();
-    theirs.json(&mut peer_json);
-    peer_json.insert(
-        "ms_per_prompt_median".into(),
-        json!(round_ms(percentile(&peer_times, 0.5))),
+    let peer_json = |ranking: &Ranking, times: &[f64]| {
+        let mut m = Map::new();
+        ranking.json(&mut m);
+        m.insert(
+            "ms_per_prompt_median".into(),
+            json!(round_ms(percentile(times, 0.5))),
+        );
+        m.insert(
+            "ms_per_prompt_p99".into(),
+            json!(round_ms(percentile(times, 0.99))),
+        );
+        Value::Object(m)
+    };
+    out.insert(
+        "peer_tool_search_bm25".into(),
+        peer_json(&theirs, &peer_times),
     );
-    peer_json.insert(
-        "ms_per_prompt_p99".into(),
-        json!(round_ms(percentile(&peer_times, 0.99))),
+    out.insert(
+        "peer_tool_search_pi_1_6".into(),
+        peer_json(&latest, &latest_times),
     );
-    out.insert("peer_tool_search_bm25".into(), Value::Object(peer_json));
     Value::Object(out)
 }
 
@@ -694,6 +513,7 @@ pub fn report(set_dir: &Path, value: &Value) -> String {
         prompts: n(value, "prompts"),
         embedded: scores(value),
         tool_search: scores(&value["peer_tool_search_bm25"]),
+        tool_search_latest: scores(&value["peer_tool_search_pi_1_6"]),
         selection: pcd_ui_text::EvalSelection {
             threshold: g(sel, "threshold"),
             cap: n(sel, "cap"),

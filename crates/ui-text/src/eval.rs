@@ -56,15 +56,19 @@ pub struct EvalReport {
     pub prompts: u64,
     /// The picker's embedded scorer.
     pub embedded: EvalScores,
-    /// Pi's `tool_search` ranker on the same data.
+    /// Pi 1.3.0's `tool_search` ranker on the same data (plain BM25).
     pub tool_search: EvalScores,
+    /// Pi 1.6.0's `tool_search` ranker on the same data (name and namespace fields, coverage
+    /// first).
+    pub tool_search_latest: EvalScores,
     /// What the default threshold and cap select.
     pub selection: EvalSelection,
     /// Irrelevance prompts: the share with nothing exposed (0 to 1) and how many there were.
     pub irrelevance: Option<(f64, u64)>,
 }
 
-/// The `eval` text report: a table of the two rankers, then the selection.
+/// The `eval` text report: a table of the embedded scorer and Pi's two `tool_search` rankers,
+/// then the selection.
 pub fn eval_report(r: &EvalReport) -> String {
     let mut s = String::new();
     let _ = write!(
@@ -76,21 +80,27 @@ pub fn eval_report(r: &EvalReport) -> String {
         r.candidates,
         r.prompts,
     );
-    let _ = writeln!(s, "{:<14}{:>10}{:>12}", "metric", "embedded", "tool_search");
-    let (ours, peer) = (&r.embedded, &r.tool_search);
-    let rows = [
-        ("recall@1", ours.recall[0], peer.recall[0]),
-        ("recall@3", ours.recall[1], peer.recall[1]),
-        ("recall@5", ours.recall[2], peer.recall[2]),
-        ("recall@10", ours.recall[3], peer.recall[3]),
-        ("complete@5", ours.complete[0], peer.complete[0]),
-        ("complete@10", ours.complete[1], peer.complete[1]),
-        ("ndcg@10", ours.ndcg10, peer.ndcg10),
-        ("ms median", ours.ms_median, peer.ms_median),
-        ("ms p99", ours.ms_p99, peer.ms_p99),
+    let _ = writeln!(
+        s,
+        "{:<14}{:>10}{:>22}{:>22}",
+        "metric", "embedded", "tool_search (1.3.0)", "tool_search (1.6.0)"
+    );
+    let columns = [&r.embedded, &r.tool_search, &r.tool_search_latest];
+    type Metric = fn(&EvalScores) -> f64;
+    let rows: [(&str, Metric); 9] = [
+        ("recall@1", |x| x.recall[0]),
+        ("recall@3", |x| x.recall[1]),
+        ("recall@5", |x| x.recall[2]),
+        ("recall@10", |x| x.recall[3]),
+        ("complete@5", |x| x.complete[0]),
+        ("complete@10", |x| x.complete[1]),
+        ("ndcg@10", |x| x.ndcg10),
+        ("ms median", |x| x.ms_median),
+        ("ms p99", |x| x.ms_p99),
     ];
-    for (metric, a, b) in rows {
-        let _ = writeln!(s, "{metric:<14}{a:>10.3}{b:>12.3}");
+    for (metric, value) in rows {
+        let [a, b, c] = columns.map(value);
+        let _ = writeln!(s, "{metric:<14}{a:>10.3}{b:>22.3}{c:>22.3}");
     }
     let sel = &r.selection;
     let _ = writeln!(
@@ -150,6 +160,7 @@ mod tests {
             prompts: 200,
             embedded: scores(0.6),
             tool_search: scores(0.4),
+            tool_search_latest: scores(0.3),
             selection: EvalSelection {
                 threshold: 0.5,
                 cap: 6,
