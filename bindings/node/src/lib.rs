@@ -215,6 +215,7 @@ impl PiSession {
     /// approval, the names-only `mcp.json` origins.
     #[napi(factory)]
     pub fn start(event_json: String, entries_json: Option<String>) -> Result<PiSession> {
+        context_decisions::warm_up_scorer();
         let event = parse_json(&event_json, "the start event")?;
         let text = |key: &str| event.get(key).and_then(Value::as_str);
         // Pi's rule: PI_CODING_AGENT_DIR (empty = unset, `~` expanded), else ~/.pi/agent.

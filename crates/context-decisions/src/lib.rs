@@ -1,7 +1,5 @@
-//! The facade of pi-context-decisions: one `Session` per Pi session composing every crate (to
-//! come with the facade issue), and the library side of the `context-decisions` program.
-//!
-//! So far it holds the inventory file reader and the `groups` view.
+//! The facade of pi-context-decisions: one `Session` per Pi session composing every crate, and
+//! the library side of the `context-decisions` program.
 //!
 //! **Architecture invariant:** the only crate that composes the others; it holds no policy of its
 //! own that a lower crate could own, and its I/O (files, HTTP, locks) stays at its edges.
@@ -28,3 +26,17 @@ pub mod session;
 pub mod simulate;
 pub mod tools_tab;
 pub mod views;
+
+/// Reads the embedded scorer's compiled-in table of related words on a background thread, once
+/// per process, so that the first prompt of a session does not wait for it (it takes about
+/// 12 ms; see `BENCHMARKS.md`). A host calls it when a session starts; without it, the first
+/// index reads the table itself.
+pub fn warm_up_scorer() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Without a thread the table is read on first use instead; nothing is lost.
+        let _ = std::thread::Builder::new()
+            .name("pcd-warm-up".into())
+            .spawn(pcd_picker::related::RelatedWords::warm);
+    });
+}

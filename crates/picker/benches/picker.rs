@@ -1,12 +1,14 @@
 //! The picker's hot paths: building the embedded index over 10,000 candidates, ranking them for
 //! one prompt (per tool, and in `mcp` mode per group over 10,000 member tools), and building the
-//! decision requests for 1,000 candidates.
+//! decision requests for 1,000 candidates; and reading the table of related words, which the
+//! first index of a process pays once.
 
 #![allow(missing_docs)]
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use pcd_picker::candidates::{Candidate, CandidateKey};
 use pcd_picker::embedded::{self, CandidateText, EmbeddedIndex};
+use pcd_picker::related::RelatedWords;
 use pcd_picker::request::build_requests;
 
 const WORDS: &[&str] = &[
@@ -70,6 +72,17 @@ const WORDS: &[&str] = &[
     "article",
     "summary",
     "note",
+    // Related to prompt words (see `pcd_picker::related`), so ranking also reads related words.
+    "mail",
+    "messages",
+    "airline",
+    "flights",
+    "hotels",
+    "resort",
+    "forecasts",
+    "rain",
+    "conferences",
+    "summit",
 ];
 
 /// Deterministic pseudo-random candidates (a tiny LCG, so the bench needs no dependency).
@@ -144,6 +157,9 @@ fn benches(crit: &mut Criterion) {
     let grouped = embedded::index_for(&tools, &groups);
     crit.bench_function("embedded group ranking, 10,000 tools in 100 groups", |b| {
         b.iter(|| grouped.scores(black_box(prompt)))
+    });
+    crit.bench_function("related words table, read once per process", |b| {
+        b.iter(|| RelatedWords::parse(black_box(include_str!("../data/related-words.txt"))))
     });
     let thousand = synthetic(1_000);
     crit.bench_function("decision requests, 1,000 candidates", |b| {

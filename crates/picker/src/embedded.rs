@@ -16,6 +16,7 @@
 use crate::candidates::{
     Candidate, CandidateKey, MAX_REQUEST_DESCRIPTION_CHARS, MAX_REQUEST_NAME_CHARS,
 };
+use crate::related::RelatedWords;
 use crate::text::{bounded, for_each_term, for_each_word, stem};
 use pcd_model::fnv::FnvMap;
 use pcd_model::ToolInfo;
@@ -56,7 +57,7 @@ pub struct Calibration {
 impl Default for Calibration {
     fn default() -> Self {
         Calibration {
-            bias: -3.0,
+            bias: -3.2,
             coverage: 2.0,
             strength: 3.0,
             unknown_term_weight: 0.25,
@@ -77,6 +78,9 @@ pub struct FieldWeights {
     pub k1: f64,
     /// Length normalisation of the description (names and labels are short and not normalised).
     pub b: f64,
+    /// Weight of a related word (see [`crate::related`]) standing in for a prompt term, times
+    /// its similarity; 0 reads only the prompt's own terms.
+    pub related: f64,
 }
 
 impl Default for FieldWeights {
@@ -87,6 +91,7 @@ impl Default for FieldWeights {
             description: 1.0,
             k1: 1.2,
             b: 0.2,
+            related: 0.3,
         }
     }
 }
@@ -284,39 +289,72 @@ impl EmbeddedIndex {
         if n == 0 {
             return out;
         }
-        let mut query: Vec<u32> = Vec::new();
-        let mut unknown: Vec<String> = Vec::new();
-        for_each_term(prompt, |t| match self.vocabulary.get(t) {
-            Some(&id) => query.push(id),
-            None => unknown.push(t.to_owned()),
-        });
-        query.sort_unstable();
-        query.dedup();
-        unknown.sort_unstable();
-        unknown.dedup();
+        // The prompt's distinct terms: the known ones by id, the unknown ones by text.
+        let mut terms: Vec<String> = Vec::new();
+        for_each_term(prompt, |t| terms.push(t.to_owned()));
+        terms.sort_unstable();
+        terms.dedup();
         let max_idf = idf(n, 1);
-        let known_mass: f64 = query
-            .iter()
-            .map(|&id| idf(n, self.postings[id as usize].len()))
-            .sum();
-        let mass =
-            known_mass + unknown.len() as f64 * max_idf * self.calibration.unknown_term_weight;
-        if query.is_empty() || mass <= 0.0 {
+        let mut known_mass = 0.0;
+        let mut unknown = 0usize;
+        for t in &terms {
+            match self.vocabulary.get(t.as_str()) {
+                Some(&id) => known_mass += idf(n, self.postings[id as usize].len()),
+                None => unknown += 1,
+            }
+        }
+        let mass = known_mass + unknown as f64 * max_idf * self.calibration.unknown_term_weight;
+        if mass <= 0.0 {
             return out;
         }
         let w = self.weights;
-        for &id in &query {
-            let list = &self.postings[id as usize];
-            let term_idf = idf(n, list.len());
-            for p in list {
-                let doc = &self.docs[p.doc as usize];
-                let norm =
-                    1.0 - w.b + w.b * f64::from(doc.description_len) / self.average_description_len;
-                let tf = w.name * f64::from(p.name_tf)
-                    + w.label * f64::from(p.label_tf)
-                    + w.description * f64::from(p.description_tf) / norm;
-                out[p.doc as usize].raw += term_idf * tf / (w.k1 + tf);
+        let related = RelatedWords::shipped();
+        // Each prompt term counts once per document: through the term itself or, at a discount,
+        // through the best of its related words, so a tool that uses several near-synonyms of
+        // one word does not outscore the tool that uses the word.
+        let mut best = vec![0.0f64; n];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut alternatives: Vec<(u32, f64)> = Vec::new();
+        for t in &terms {
+            alternatives.clear();
+            let own = self.vocabulary.get(t.as_str()).copied();
+            if let Some(id) = own {
+                alternatives.push((id, 1.0));
             }
+            if w.related > 0.0 {
+                for (other, similarity) in related.of(t) {
+                    if let Some(&id) = self.vocabulary.get(other) {
+                        if Some(id) != own && !alternatives.iter().any(|a| a.0 == id) {
+                            alternatives.push((id, w.related * f64::from(similarity)));
+                        }
+                    }
+                }
+            }
+            for &(id, weight) in &alternatives {
+                let list = &self.postings[id as usize];
+                let term_idf = weight * idf(n, list.len());
+                for p in list {
+                    let doc = &self.docs[p.doc as usize];
+                    let norm = 1.0 - w.b
+                        + w.b * f64::from(doc.description_len) / self.average_description_len;
+                    let tf = w.name * f64::from(p.name_tf)
+                        + w.label * f64::from(p.label_tf)
+                        + w.description * f64::from(p.description_tf) / norm;
+                    let contribution = term_idf * tf / (w.k1 + tf);
+                    let slot = &mut best[p.doc as usize];
+                    if *slot == 0.0 {
+                        touched.push(p.doc);
+                    }
+                    if contribution > *slot {
+                        *slot = contribution;
+                    }
+                }
+            }
+            for &doc in &touched {
+                out[doc as usize].raw += best[doc as usize];
+                best[doc as usize] = 0.0;
+            }
+            touched.clear();
         }
         for evidence in &mut out {
             if evidence.raw > 0.0 {
@@ -508,6 +546,49 @@ mod tests {
         let best = scores.iter().cloned().fold(0.0, f64::max);
         assert_eq!(scores[1], best);
         assert!(scores[1] >= 0.625, "{scores:?}");
+    }
+
+    #[test]
+    fn a_related_word_finds_a_tool_at_a_discount_and_only_once_per_prompt_term() {
+        let tools = [
+            ("find_psychologist", "Find a psychologist near you."),
+            ("book_flight", "Book a flight between two airports."),
+            ("clinic_staff", "A psychologist or physician of the clinic."),
+            ("psychiatrist_directory", "Every psychiatrist of a city."),
+        ];
+        let prompt = "I need a psychiatrist";
+        let s = index(&tools[..3]).scores(prompt);
+        assert!(s[0] > 0.0 && s[2] > 0.0, "{s:?}");
+        assert_eq!(s[1], 0.0);
+        // Two related words of one prompt term count as the better of them, not as both.
+        let e = index(&[
+            ("t1", "psychologist physician"),
+            ("t2", "psychologist clinic"),
+            ("t3", "physician clinic"),
+        ])
+        .evidence(prompt);
+        assert!(e[2].raw > 0.0 && e[2].raw < e[1].raw, "{e:?}");
+        assert!((e[0].raw - e[1].raw).abs() < 1e-12, "{e:?}");
+        // The tool that uses the prompt's own word ranks above the one that uses a related word.
+        let s = index(&tools).scores(prompt);
+        assert!(s[3] > s[0], "{s:?}");
+        // Without related words, only the own word matches.
+        let n = names(&tools.iter().map(|t| t.0).collect::<Vec<_>>());
+        let plain = EmbeddedIndex::build_with(
+            tools.iter().zip(&n).map(|(t, names)| CandidateText {
+                names,
+                label: "",
+                description: t.1,
+            }),
+            FieldWeights {
+                related: 0.0,
+                ..FieldWeights::default()
+            },
+            Calibration::default(),
+        )
+        .scores(prompt);
+        assert_eq!(plain[0], 0.0);
+        assert!(plain[3] > 0.0);
     }
 
     #[test]

@@ -28,6 +28,7 @@
 pub mod cadence;
 pub mod candidates;
 pub mod embedded;
+pub mod related;
 pub mod request;
 pub mod round;
 pub mod text;
