@@ -22,6 +22,27 @@ const STOP_WORDS: [&str; 21] = [
     "or", "that", "the", "this", "to", "with",
 ];
 
+/// Both releases' identifier boundaries: `([a-z0-9])([A-Z])` and then `([A-Z]+)([A-Z][a-z])`
+/// become "$1 $2" (ASCII classes only), so `getHTTPResponse` reads as `get HTTP Response`.
+fn split_identifiers(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut spaced = String::with_capacity(text.len() + 8);
+    for (i, &c) in chars.iter().enumerate() {
+        if i > 0 {
+            let p = chars[i - 1];
+            let camel = (p.is_ascii_lowercase() || p.is_ascii_digit()) && c.is_ascii_uppercase();
+            let acronym = p.is_ascii_uppercase()
+                && c.is_ascii_uppercase()
+                && chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+            if camel || acronym {
+                spaced.push(' ');
+            }
+        }
+        spaced.push(c);
+    }
+    spaced
+}
+
 /// Both releases' naive singular form, so `issues` matches `issue` and `searches` `search`.
 fn stem(term: &str) -> String {
     let n = term.len();

@@ -5,29 +5,13 @@
 //! camelCase and non-alphanumerics, lowercased, 21 stop words dropped, plurals folded; only
 //! positive scores are returned, ties in document order.
 
-use super::{stem, STOP_WORDS};
+use super::{split_identifiers, stem, STOP_WORDS};
 use serde_json::Value;
 use std::collections::HashMap;
 
 /// The peer's terms: ASCII letters and digits only, as its regular expressions do.
 pub fn tokenize(text: &str) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    let mut spaced = String::with_capacity(text.len() + 8);
-    for (i, &c) in chars.iter().enumerate() {
-        if i > 0 {
-            let p = chars[i - 1];
-            // `([a-z0-9])([A-Z])` then `([A-Z]+)([A-Z][a-z])`.
-            let camel = (p.is_ascii_lowercase() || p.is_ascii_digit()) && c.is_ascii_uppercase();
-            let acronym = p.is_ascii_uppercase()
-                && c.is_ascii_uppercase()
-                && chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
-            if camel || acronym {
-                spaced.push(' ');
-            }
-        }
-        spaced.push(c);
-    }
-    spaced
+    split_identifiers(text)
         .to_lowercase()
         .split(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit()))
         .filter(|t| !t.is_empty() && !STOP_WORDS.contains(t))

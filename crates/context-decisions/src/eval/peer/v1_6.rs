@@ -16,7 +16,7 @@
 //! written without spaces is cut at script changes where Pi's `Intl.Segmenter` uses ICU's
 //! dictionaries.
 
-use super::{stem, STOP_WORDS};
+use super::{split_identifiers, stem, STOP_WORDS};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
@@ -44,24 +44,8 @@ fn is_unspaced(c: char) -> bool {
 
 /// The ranker's terms of `text`, in order.
 pub fn tokenize(text: &str) -> Vec<String> {
-    // `([a-z0-9])([A-Z])` then `([A-Z]+)([A-Z][a-z])` become "$1 $2" (ASCII classes only).
-    let chars: Vec<char> = text.chars().collect();
-    let mut spaced = String::with_capacity(text.len() + 8);
-    for (i, &c) in chars.iter().enumerate() {
-        if i > 0 {
-            let p = chars[i - 1];
-            let camel = (p.is_ascii_lowercase() || p.is_ascii_digit()) && c.is_ascii_uppercase();
-            let acronym = p.is_ascii_uppercase()
-                && c.is_ascii_uppercase()
-                && chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
-            if camel || acronym {
-                spaced.push(' ');
-            }
-        }
-        spaced.push(c);
-    }
     // `.toLowerCase().replace(/[^\p{L}\p{M}\p{N}]+/gu, " ")`.
-    let normalized: String = spaced
+    let normalized: String = split_identifiers(text)
         .to_lowercase()
         .chars()
         .map(|c| {
