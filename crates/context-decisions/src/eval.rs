@@ -562,7 +562,7 @@ pub struct EvalArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
-    /// Tuning only: name,label,description,k1,b,related field weights.
+    /// Tuning only: name,label,description,k1,b,related,name-coverage field weights.
     #[arg(long, hide = true)]
     pub weights: Option<String>,
     /// Tuning only: bias,coverage,strength,unknown calibration.
@@ -576,9 +576,11 @@ pub fn run(args: &EvalArgs) -> Result<String, String> {
     let set = EvalSet::load(&args.set).map_err(|e| e.to_string())?;
     let mut weights = FieldWeights::default();
     if let Some(w) = &args.weights {
-        let [name, label, description, k1, b, related] = parse_list::<6>(w, "--weights")?;
+        let [name, label, description, k1, b, related, name_coverage] =
+            parse_list::<7>(w, "--weights")?;
         weights = FieldWeights {
             related,
+            name_coverage,
             name,
             label,
             description,

@@ -59,7 +59,7 @@ pub struct Calibration {
 impl Default for Calibration {
     fn default() -> Self {
         Calibration {
-            bias: -3.2,
+            bias: -3.5,
             coverage: 2.0,
             strength: 3.0,
             unknown_term_weight: 0.25,
@@ -83,6 +83,11 @@ pub struct FieldWeights {
     /// Weight of a related word (see [`crate::related`]) standing in for a prompt term, times
     /// its similarity; 0 reads only the prompt's own terms.
     pub related: f64,
+    /// Weight, in units of the rarest term's IDF, of how much of a candidate's name the prompt
+    /// says: the squared IDF-weighted share of the name's distinct terms that are among the
+    /// prompt's terms and their related words, so `FindEvents` gains from "find a music event"
+    /// whatever else matches.
+    pub name_coverage: f64,
 }
 
 impl Default for FieldWeights {
@@ -94,6 +99,7 @@ impl Default for FieldWeights {
             k1: 1.2,
             b: 0.2,
             related: 0.3,
+            name_coverage: 0.2,
         }
     }
 }
@@ -109,6 +115,8 @@ struct Posting {
 #[derive(Debug, Clone, Default)]
 struct Doc {
     description_len: u32,
+    /// The IDF of its names' distinct terms, summed.
+    name_idf: f64,
 }
 
 /// An index over one set of candidates, built once and queried for any number of prompts.
@@ -224,6 +232,16 @@ impl EmbeddedIndex {
         } else {
             (total_description_len as f64 / docs.len() as f64).max(1.0)
         };
+        // A name's terms by their IDF, for how much of a name a prompt says.
+        let n_docs = docs.len();
+        for list in &postings {
+            let term_idf = idf(n_docs, list.len());
+            for p in list {
+                if p.name_tf > 0 {
+                    docs[p.doc as usize].name_idf += term_idf;
+                }
+            }
+        }
         let candidates = docs.len();
         EmbeddedIndex {
             vocabulary,
@@ -317,6 +335,11 @@ impl EmbeddedIndex {
         let mut best = vec![0.0f64; n];
         let mut touched: Vec<u32> = Vec::new();
         let mut alternatives: Vec<(u32, f64)> = Vec::new();
+        // Per document, the IDF of the name terms the prompt's terms and related words reach,
+        // each vocabulary term counted once however many prompt terms reach it.
+        let mut name_hits = vec![0.0f64; if w.name_coverage > 0.0 { n } else { 0 }];
+        let mut name_hit_docs: Vec<u32> = Vec::new();
+        let mut reached: Vec<u32> = Vec::new();
         for t in &terms {
             alternatives.clear();
             let own = self.vocabulary.get(t.as_str()).copied();
@@ -335,7 +358,18 @@ impl EmbeddedIndex {
             for &(id, weight) in &alternatives {
                 let list = &self.postings[id as usize];
                 let term_idf = weight * idf(n, list.len());
+                let count_name = w.name_coverage > 0.0 && !reached.contains(&id);
+                if count_name {
+                    reached.push(id);
+                }
                 for p in list {
+                    if count_name && p.name_tf > 0 {
+                        let hits = &mut name_hits[p.doc as usize];
+                        if *hits == 0.0 {
+                            name_hit_docs.push(p.doc);
+                        }
+                        *hits += idf(n, list.len());
+                    }
                     let doc = &self.docs[p.doc as usize];
                     let norm = 1.0 - w.b
                         + w.b * f64::from(doc.description_len) / self.average_description_len;
@@ -357,6 +391,10 @@ impl EmbeddedIndex {
                 best[doc as usize] = 0.0;
             }
             touched.clear();
+        }
+        for &doc in &name_hit_docs {
+            let share = (name_hits[doc as usize] / self.docs[doc as usize].name_idf).min(1.0);
+            out[doc as usize].raw += w.name_coverage * max_idf * share * share;
         }
         for evidence in &mut out {
             if evidence.raw > 0.0 {
@@ -548,6 +586,38 @@ mod tests {
         let best = scores.iter().cloned().fold(0.0, f64::max);
         assert_eq!(scores[1], best);
         assert!(scores[1] >= 0.625, "{scores:?}");
+    }
+
+    #[test]
+    fn a_tool_whose_name_the_prompt_says_outranks_one_that_shares_rare_words() {
+        let tools = [
+            ("find_events", "Look up what is on in a city on a date."),
+            (
+                "book_house",
+                "Book a house, for example in New York or Paris.",
+            ),
+            ("send_email", "Send an email message to a recipient."),
+            ("find_files", "Find files by name."),
+        ];
+        let prompt = "Find a music event in New York this Saturday";
+        let s = index(&tools).scores(prompt);
+        assert!(s[0] > s[1], "{s:?}");
+        // Without the name's share, the rare words of the example win.
+        let n = names(&tools.iter().map(|t| t.0).collect::<Vec<_>>());
+        let plain = EmbeddedIndex::build_with(
+            tools.iter().zip(&n).map(|(t, names)| CandidateText {
+                names,
+                label: "",
+                description: t.1,
+            }),
+            FieldWeights {
+                name_coverage: 0.0,
+                ..FieldWeights::default()
+            },
+            Calibration::default(),
+        )
+        .scores(prompt);
+        assert!(plain[1] > plain[0], "{plain:?}");
     }
 
     #[test]
@@ -754,7 +824,9 @@ mod grouped_tests {
             ],
         );
         assert_eq!(labels, ["sky", "post"]);
-        assert!(s[0] > 0.5 && s[1] == 0.0, "{s:?}");
+        // A clear match of the descriptions alone (no name term matches): well above nothing,
+        // below the default threshold, as the calibration for names the prompt says has it.
+        assert!(s[0] > 0.4 && s[1] == 0.0, "{s:?}");
     }
 
     #[test]
