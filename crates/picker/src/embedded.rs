@@ -3,8 +3,8 @@
 //! A field-weighted BM25 (BM25F) over what a decision request may carry (names, the server or
 //! extension label, bounded descriptions; never parameter schemas), in which each prompt term
 //! also matches its closely related English words at a discount ([`crate::related`]; once per
-//! term and tool, through the term or its best related word), turned into a calibrated score in
-//! [0, 1] from two signals:
+//! term and tool, through the term or its best related word), plus a share for how much of a
+//! candidate's name the prompt says, turned into a calibrated score in [0, 1] from two signals:
 //! - *strength*: the raw BM25F score, which grows with how many of the prompt's informative
 //!   (high-IDF) terms the candidate explains;
 //! - *coverage*: the IDF-weighted share of the prompt's terms it explains, counting terms no
