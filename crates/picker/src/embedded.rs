@@ -528,12 +528,20 @@ mod tests {
     }
 
     fn index(tools: &[(&str, &str)]) -> EmbeddedIndex {
+        index_with(tools, FieldWeights::default())
+    }
+
+    fn index_with(tools: &[(&str, &str)], weights: FieldWeights) -> EmbeddedIndex {
         let n = names(&tools.iter().map(|t| t.0).collect::<Vec<_>>());
-        EmbeddedIndex::build(tools.iter().zip(&n).map(|(t, names)| CandidateText {
-            names,
-            label: "",
-            description: t.1,
-        }))
+        EmbeddedIndex::build_with(
+            tools.iter().zip(&n).map(|(t, names)| CandidateText {
+                names,
+                label: "",
+                description: t.1,
+            }),
+            weights,
+            Calibration::default(),
+        )
     }
 
     fn fixture() -> EmbeddedIndex {
@@ -603,18 +611,12 @@ mod tests {
         let s = index(&tools).scores(prompt);
         assert!(s[0] > s[1], "{s:?}");
         // Without the name's share, the rare words of the example win.
-        let n = names(&tools.iter().map(|t| t.0).collect::<Vec<_>>());
-        let plain = EmbeddedIndex::build_with(
-            tools.iter().zip(&n).map(|(t, names)| CandidateText {
-                names,
-                label: "",
-                description: t.1,
-            }),
+        let plain = index_with(
+            &tools,
             FieldWeights {
                 name_coverage: 0.0,
                 ..FieldWeights::default()
             },
-            Calibration::default(),
         )
         .scores(prompt);
         assert!(plain[1] > plain[0], "{plain:?}");
@@ -645,18 +647,12 @@ mod tests {
         let s = index(&tools).scores(prompt);
         assert!(s[3] > s[0], "{s:?}");
         // Without related words, only the own word matches.
-        let n = names(&tools.iter().map(|t| t.0).collect::<Vec<_>>());
-        let plain = EmbeddedIndex::build_with(
-            tools.iter().zip(&n).map(|(t, names)| CandidateText {
-                names,
-                label: "",
-                description: t.1,
-            }),
+        let plain = index_with(
+            &tools,
             FieldWeights {
                 related: 0.0,
                 ..FieldWeights::default()
             },
-            Calibration::default(),
         )
         .scores(prompt);
         assert_eq!(plain[0], 0.0);
