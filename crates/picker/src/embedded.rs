@@ -357,7 +357,8 @@ impl EmbeddedIndex {
             }
             for &(id, weight) in &alternatives {
                 let list = &self.postings[id as usize];
-                let term_idf = weight * idf(n, list.len());
+                let plain_idf = idf(n, list.len());
+                let term_idf = weight * plain_idf;
                 let count_name = w.name_coverage > 0.0 && !reached.contains(&id);
                 if count_name {
                     reached.push(id);
@@ -368,7 +369,7 @@ impl EmbeddedIndex {
                         if *hits == 0.0 {
                             name_hit_docs.push(p.doc);
                         }
-                        *hits += idf(n, list.len());
+                        *hits += plain_idf;
                     }
                     let doc = &self.docs[p.doc as usize];
                     let norm = 1.0 - w.b
