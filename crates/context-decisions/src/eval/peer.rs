@@ -16,6 +16,9 @@ pub mod v1_6;
 
 pub use v1_3::{document, tokenize, Bm25};
 
+use serde_json::Value;
+use std::collections::HashSet;
+
 /// The 21 stop words both releases drop.
 const STOP_WORDS: [&str; 21] = [
     "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "it", "of", "on",
@@ -60,4 +63,96 @@ fn stem(term: &str) -> String {
         return term[..n - 1].to_owned();
     }
     term.to_owned()
+}
+
+/// A local JSON pointer (`#`, `#/$defs/Item`) into `root`, as Pi's `resolveSchemaRef` reads it:
+/// segments percent-decoded, `~1` as `/` and `~0` as `~`; only objects are returned.
+fn resolve_ref<'a>(reference: &str, root: &'a Value) -> Option<&'a Value> {
+    if reference != "#" && !reference.starts_with("#/") {
+        return None;
+    }
+    let mut current = root;
+    for segment in reference.get(2..).unwrap_or("").split('/') {
+        if segment.is_empty() {
+            continue;
+        }
+        let decoded = percent_decode(segment)?;
+        let key = decoded.replace("~1", "/").replace("~0", "~");
+        current = current.as_object()?.get(&key)?;
+    }
+    current.is_object().then_some(current)
+}
+
+/// `decodeURIComponent`: `None` for a malformed escape, which names nothing.
+fn percent_decode(segment: &str) -> Option<String> {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = segment.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Where Pi 1.6.0 follows a schema's local `$ref`s: the root they point into, and the
+/// subschemas already reached through one (the root included), each read once.
+struct SchemaRefs<'a> {
+    root: &'a Value,
+    seen: HashSet<*const Value>,
+}
+
+impl<'a> SchemaRefs<'a> {
+    fn new(root: &'a Value) -> SchemaRefs<'a> {
+        SchemaRefs {
+            root,
+            seen: HashSet::from([root as *const Value]),
+        }
+    }
+}
+
+/// Schema descriptions and property names, recursively, as both releases collect them; with
+/// `refs` (Pi 1.6.0) local `$ref`s are followed too, each target once.
+fn schema_text<'a>(
+    schema: &'a Value,
+    parts: &mut Vec<String>,
+    mut refs: Option<&mut SchemaRefs<'a>>,
+) {
+    let Some(obj) = schema.as_object() else {
+        return;
+    };
+    if let (Some(reference), Some(r)) =
+        (obj.get("$ref").and_then(Value::as_str), refs.as_deref_mut())
+    {
+        if let Some(target) = resolve_ref(reference, r.root) {
+            if r.seen.insert(target as *const Value) {
+                schema_text(target, parts, Some(r));
+            }
+        }
+    }
+    if let Some(d) = obj.get("description").and_then(Value::as_str) {
+        parts.push(d.to_owned());
+    }
+    if let Some(props) = obj.get("properties").and_then(Value::as_object) {
+        for (name, prop) in props {
+            parts.push(name.clone());
+            schema_text(prop, parts, refs.as_deref_mut());
+        }
+    }
+    if let Some(items) = obj.get("items") {
+        schema_text(items, parts, refs.as_deref_mut());
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(variants) = obj.get(key).and_then(Value::as_array) {
+            for v in variants {
+                schema_text(v, parts, refs.as_deref_mut());
+            }
+        }
+    }
 }

@@ -5,7 +5,7 @@
 //! camelCase and non-alphanumerics, lowercased, 21 stop words dropped, plurals folded; only
 //! positive scores are returned, ties in document order.
 
-use super::{split_identifiers, stem, STOP_WORDS};
+use super::{schema_text, split_identifiers, stem, STOP_WORDS};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -19,31 +19,6 @@ pub fn tokenize(text: &str) -> Vec<String> {
         .collect()
 }
 
-fn schema_text(schema: &Value, parts: &mut Vec<String>) {
-    let Some(obj) = schema.as_object() else {
-        return;
-    };
-    if let Some(d) = obj.get("description").and_then(Value::as_str) {
-        parts.push(d.to_owned());
-    }
-    if let Some(props) = obj.get("properties").and_then(Value::as_object) {
-        for (name, prop) in props {
-            parts.push(name.clone());
-            schema_text(prop, parts);
-        }
-    }
-    if let Some(items) = obj.get("items") {
-        schema_text(items, parts);
-    }
-    for key in ["anyOf", "oneOf", "allOf"] {
-        if let Some(variants) = obj.get(key).and_then(Value::as_array) {
-            for v in variants {
-                schema_text(v, parts);
-            }
-        }
-    }
-}
-
 /// The peer's search text of one raw `getAllTools()` entry.
 pub fn document(tool: &Value) -> String {
     let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -54,7 +29,7 @@ pub fn document(tool: &Value) -> String {
         s(tool.get("description")),
     ];
     if let Some(schema) = tool.get("parameters") {
-        schema_text(schema, &mut parts);
+        schema_text(schema, &mut parts, None);
     }
     if let Some(ns) = tool.get("namespace").filter(|v| v.is_object()) {
         parts.push(s(ns.get("name")));

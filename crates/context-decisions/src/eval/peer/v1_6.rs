@@ -16,7 +16,7 @@
 //! written without spaces is cut at script changes where Pi's `Intl.Segmenter` uses ICU's
 //! dictionaries.
 
-use super::{split_identifiers, stem, STOP_WORDS};
+use super::{schema_text, split_identifiers, stem, SchemaRefs, STOP_WORDS};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
@@ -90,79 +90,6 @@ pub fn tokenize(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// A local JSON pointer (`#`, `#/$defs/Item`) into `root`, as Pi's `resolveSchemaRef` reads it:
-/// segments percent-decoded, `~1` as `/` and `~0` as `~`; only objects are returned.
-fn resolve_ref<'a>(reference: &str, root: &'a Value) -> Option<&'a Value> {
-    if reference != "#" && !reference.starts_with("#/") {
-        return None;
-    }
-    let mut current = root;
-    for segment in reference.get(2..).unwrap_or("").split('/') {
-        if segment.is_empty() {
-            continue;
-        }
-        let decoded = percent_decode(segment)?;
-        let key = decoded.replace("~1", "/").replace("~0", "~");
-        current = current.as_object()?.get(&key)?;
-    }
-    current.is_object().then_some(current)
-}
-
-/// `decodeURIComponent`: `None` for a malformed escape, which names nothing.
-fn percent_decode(segment: &str) -> Option<String> {
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = segment.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
-fn schema_text<'a>(
-    schema: &'a Value,
-    root: &'a Value,
-    parts: &mut Vec<String>,
-    seen: &mut HashSet<*const Value>,
-) {
-    let Some(obj) = schema.as_object() else {
-        return;
-    };
-    if let Some(reference) = obj.get("$ref").and_then(Value::as_str) {
-        if let Some(target) = resolve_ref(reference, root) {
-            if seen.insert(target as *const Value) {
-                schema_text(target, root, parts, seen);
-            }
-        }
-    }
-    if let Some(d) = obj.get("description").and_then(Value::as_str) {
-        parts.push(d.to_owned());
-    }
-    if let Some(props) = obj.get("properties").and_then(Value::as_object) {
-        for (name, prop) in props {
-            parts.push(name.clone());
-            schema_text(prop, root, parts, seen);
-        }
-    }
-    if let Some(items) = obj.get("items") {
-        schema_text(items, root, parts, seen);
-    }
-    for key in ["anyOf", "oneOf", "allOf"] {
-        if let Some(variants) = obj.get(key).and_then(Value::as_array) {
-            for v in variants {
-                schema_text(v, root, parts, seen);
-            }
-        }
-    }
-}
-
 /// What the ranker reads of one tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Document {
@@ -179,8 +106,7 @@ pub fn document(tool: &Value) -> Document {
     let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_owned();
     let mut parts = vec![s(tool.get("description"))];
     if let Some(schema) = tool.get("parameters") {
-        let mut seen = HashSet::from([schema as *const Value]);
-        schema_text(schema, schema, &mut parts, &mut seen);
+        schema_text(schema, &mut parts, Some(&mut SchemaRefs::new(schema)));
     }
     let namespace_text = match tool.get("namespace").filter(|v| v.is_object()) {
         Some(ns) => [
@@ -213,7 +139,8 @@ fn normalize_name(name: &str) -> String {
 }
 
 struct Indexed {
-    name: String,
+    /// The name as `normalizeName` gives it, for exact-name queries.
+    normalized_name: String,
     name_terms: HashSet<String>,
     local_name_terms: Vec<String>,
     text_counts: HashMap<String, u32>,
@@ -251,7 +178,7 @@ impl Ranker {
                     text_length: f64::from(text_counts.values().sum::<u32>()),
                     text_counts,
                     namespace_terms: tokenize(&d.namespace_text).into_iter().collect(),
-                    name: d.name,
+                    normalized_name: normalize_name(&d.name),
                 }
             })
             .collect();
@@ -291,6 +218,7 @@ impl Ranker {
             .collect();
         let full_name_bonus: f64 = idf.iter().sum();
         let exact_query = normalize_name(query);
+        let exact_suffix = format!("__{exact_query}");
         // (exact, covered, score, index)
         let mut matches: Vec<(bool, usize, f64, usize)> = Vec::new();
         for (i, d) in self.docs.iter().enumerate() {
@@ -320,8 +248,8 @@ impl Ranker {
             if !local.is_empty() && local.iter().all(|t| terms.contains(t)) {
                 score += full_name_bonus;
             }
-            let name = normalize_name(&d.name);
-            let exact = name == exact_query || name.ends_with(&format!("__{exact_query}"));
+            let name = &d.normalized_name;
+            let exact = *name == exact_query || name.ends_with(&exact_suffix);
             matches.push((exact, covered, score, i));
         }
         // A stable sort, as JavaScript's is: ties keep document order.
