@@ -20,7 +20,7 @@ pub const FORMAT_VERSION: u64 = 1;
 /// The most names one list of one entry holds.
 pub const MAX_NAMES_PER_CHUNK: usize = 1000;
 /// The most parts one round may span (a bound on hostile input, far above any real inventory).
-pub const MAX_PARTS: u32 = 100_000;
+pub const MAX_PARTS: u32 = 1_000_000;
 
 /// Why a round cannot be encoded. Names the field and the rule, never the offending value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -138,7 +138,7 @@ impl Head {
 }
 
 /// A value read as a string and mapped without allocating; anything else is skipped as `None`.
-struct StrSeed<F>(F);
+pub(crate) struct StrSeed<F>(pub(crate) F);
 
 impl<'de, T, F: FnOnce(&str) -> T> de::DeserializeSeed<'de> for StrSeed<F> {
     type Value = Option<T>;

@@ -12,8 +12,8 @@
 //! skipped; malformed lines are reported and skipped (as Pi does); a truncated last line (a
 //! crash while writing) is tolerated. Nothing panics on any input.
 
-use crate::scan::{parse_head, EntryType, Head, LineScanner, MAX_DECODED_LINE_BYTES};
-use crate::{fold, BranchState, CUSTOM_TYPE};
+use crate::scan::{parse_head, EntryType, Head, LineScanner, StrSeed, MAX_DECODED_LINE_BYTES};
+use crate::{BranchState, Folder, CUSTOM_TYPE};
 use pcd_model::AuditFinding;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -591,24 +591,152 @@ impl<R: Read + Seek> SessionFile<R> {
         branch.iter().map(|p| self.read_entry(*p)).collect()
     }
 
-    /// Folds a branch, decoding only its ledger entries; other entries are seen as stubs (a
-    /// user message still resolves the first-prompt reference).
+    /// Folds a branch, decoding only its ledger entries (straight from their lines, without a
+    /// JSON value for the envelope); other entries are seen as stubs (a user message still
+    /// resolves the first-prompt reference).
     pub fn fold_branch(&mut self, branch: &[EntryPos]) -> Result<BranchReplay, SessionError> {
-        let mut values = Vec::new();
+        let mut items = Vec::new();
+        let mut window = Window::default();
         for &pos in branch {
             let l = self.lines[pos.0 as usize];
             if l.flags & FLAG_LEDGER != 0 {
-                values.push(self.read_entry(pos)?);
+                items.push(BranchItem::Ledger(self.read_ledger_line(pos, &mut window)?));
             } else if l.flags & FLAG_USER != 0 {
-                values.push(self.stub(pos));
+                items.push(BranchItem::User(self.id(pos)));
             }
         }
-        let (state, findings) = fold(&values);
+        let mut folder = Folder::new();
+        for item in &items {
+            match item {
+                BranchItem::Ledger(line) => folder.push_ledger_entry(
+                    line.data.as_ref(),
+                    line.id.as_deref(),
+                    line.timestamp.as_deref(),
+                ),
+                BranchItem::User(id) => folder.push_user_message(id.as_deref()),
+            }
+        }
+        let (state, findings) = folder.finish();
         Ok(BranchReplay {
             state,
             findings,
             entries: branch.len(),
         })
+    }
+
+    /// A ledger entry's `data`, `id` and `timestamp`; a line over 1 MiB (or one that does not
+    /// parse again) has no `data`, so the fold reports it as undecodable.
+    fn read_ledger_line(
+        &mut self,
+        pos: EntryPos,
+        window: &mut Window,
+    ) -> Result<LedgerLine, SessionError> {
+        let l = self.lines[pos.0 as usize];
+        if l.flags & FLAG_LONG == 0 {
+            let bytes = window.read(&mut self.source, l.offset, l.len as usize)?;
+            if let Ok(line) = serde_json::from_slice::<LedgerLine>(bytes) {
+                return Ok(line);
+            }
+        }
+        Ok(LedgerLine {
+            data: None,
+            id: self.id(pos),
+            timestamp: None,
+        })
+    }
+}
+
+/// A window of the file that serves the reads of consecutive lines: a branch is read root first,
+/// mostly in file order, so one read of [`Window::SIZE`] bytes serves many ledger lines instead
+/// of a seek and a read each.
+#[derive(Default)]
+struct Window {
+    start: u64,
+    bytes: Vec<u8>,
+}
+
+impl Window {
+    const SIZE: usize = 256 * 1024;
+
+    /// The `len` bytes at `offset`.
+    fn read<R: Read + Seek>(
+        &mut self,
+        source: &mut R,
+        offset: u64,
+        len: usize,
+    ) -> io::Result<&[u8]> {
+        let end = self.start + self.bytes.len() as u64;
+        if offset < self.start || offset + len as u64 > end {
+            // Read ahead only while moving forward: a branch that jumps back (parents written
+            // after their children, which Pi never does) reads each line alone, so no input
+            // makes this read more than the file plus its ledger lines.
+            let want = if offset >= self.start {
+                len.max(Self::SIZE)
+            } else {
+                len
+            };
+            source.seek(SeekFrom::Start(offset))?;
+            self.start = offset;
+            self.bytes.clear();
+            // Reads until the line is whole; past it, whatever one read gives is kept.
+            while self.bytes.len() < len {
+                let got = (&mut *source)
+                    .take((want - self.bytes.len()) as u64)
+                    .read_to_end(&mut self.bytes)?;
+                if got == 0 {
+                    return Err(io::ErrorKind::UnexpectedEof.into());
+                }
+            }
+        }
+        let at = (offset - self.start) as usize;
+        Ok(&self.bytes[at..at + len])
+    }
+}
+
+/// What the fold of a session branch is fed, in branch order.
+enum BranchItem {
+    Ledger(LedgerLine),
+    User(Option<String>),
+}
+
+/// A ledger entry as the fold needs it: its `data`, and its `id` and `timestamp` when they are
+/// strings. Other fields are skipped; a duplicated key keeps its last value, as with JSON.parse.
+#[derive(Debug, Default)]
+struct LedgerLine {
+    data: Option<Value>,
+    id: Option<String>,
+    timestamp: Option<String>,
+}
+
+impl<'de> serde::Deserialize<'de> for LedgerLine {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = LedgerLine;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<LedgerLine, A::Error> {
+                let mut line = LedgerLine::default();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match &*key {
+                        "data" => line.data = Some(map.next_value()?),
+                        "id" => line.id = map.next_value_seed(StrSeed(str::to_owned))?,
+                        "timestamp" => {
+                            line.timestamp = map.next_value_seed(StrSeed(str::to_owned))?
+                        }
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(line)
+            }
+        }
+        d.deserialize_map(V)
     }
 }
 

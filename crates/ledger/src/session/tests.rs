@@ -385,3 +385,49 @@ fn lines_straddling_the_read_buffer_are_read_whole() {
         assert_eq!(file.read_entry(*pos).unwrap(), expected);
     }
 }
+
+/// A session file (written to a temporary path) whose one branch is a single round of `parts`
+/// parts of one name each, as a generator: no forged file is checked in.
+fn many_parts_file(parts: usize) -> std::path::PathBuf {
+    use std::io::Write as _;
+    let path = std::env::temp_dir().join(format!(
+        "pcd-ledger-many-parts-{}-{parts}.jsonl",
+        std::process::id()
+    ));
+    let mut out = std::io::BufWriter::new(File::create(&path).unwrap());
+    writeln!(out, "{}", header()).unwrap();
+    let mut round = Round::new("many", Mode::Tools, Boundary::Prompt, Basis::Unscored);
+    round.tools = (0..parts).map(|i| format!("t{i}")).collect();
+    let mut parent = "null".to_owned();
+    for (i, data) in crate::encode_round_chunked(&round, 1)
+        .unwrap()
+        .into_iter()
+        .enumerate()
+    {
+        let id = format!("{i:08x}");
+        writeln!(
+            out,
+            r#"{{"type":"custom","customType":"{CUSTOM_TYPE}","data":{data},"id":"{id}","parentId":{parent},"timestamp":"2026-11-29T17:13:20.686Z"}}"#
+        )
+        .unwrap();
+        parent = format!("\"{id}\"");
+    }
+    out.flush().unwrap();
+    path
+}
+
+/// Issue 18, finding 3: the session file's bounds (lines, bytes, parts of a round) admit a
+/// round of 400,000 parts, and it replays whole.
+#[test]
+fn a_round_of_400_000_parts_replays_from_a_file() {
+    let path = many_parts_file(400_000);
+    let replay = SessionFile::open(&path).and_then(|mut file| {
+        let branch = file.branch_for(None)?;
+        file.fold_branch(&branch)
+    });
+    let _ = std::fs::remove_file(&path);
+    let replay = replay.unwrap();
+    assert_eq!(replay.entries, 400_000);
+    assert!(replay.findings.is_empty(), "{:?}", replay.findings);
+    assert_eq!(replay.state.available_tools().count(), 400_000);
+}
