@@ -2,8 +2,9 @@
 //! entries (chunks of at most 1000 names per list), and back, with the round's digest.
 //!
 //! The digest is SHA-256 over the round's canonical content (see [`RoundView::digest`]), which
-//! does not depend on how the round was chunked. It detects torn and hand-edited rounds; it does
-//! not stop another extension running in the same process from writing a valid round.
+//! does not depend on how the round was chunked. It detects torn and hand-edited rounds; it is no
+//! MAC, so it does not stop another extension running in the same process from writing a valid
+//! round, nor someone who edits a round and computes its digest again.
 
 use crate::event::{
     Basis, Boundary, FirstPromptRef, Round, Score, MAX_ENTRY_ID_BYTES, MAX_FINGERPRINT_CHARS,
@@ -64,7 +65,7 @@ pub enum DecodeError {
     /// `data` is not an object.
     #[error("data is not an object")]
     NotAnObject,
-    /// `v` is a version this reader does not know.
+    /// `v` is a future version this reader does not know.
     #[error("unknown format version")]
     UnknownVersion,
     /// A field is missing, of the wrong type, or breaks its rule.
@@ -409,10 +410,11 @@ pub(crate) struct Header<'a> {
 /// define makes the entry undecodable, so a hand edit cannot hide in an extra field.
 pub(crate) fn decode_part(data: &Value) -> Result<PartView<'_>, DecodeError> {
     let obj = data.as_object().ok_or(DecodeError::NotAnObject)?;
+    // A greater `v` is a future version; a smaller one never existed, so it is damage.
     match obj.get("v").and_then(Value::as_u64) {
         Some(FORMAT_VERSION) => {}
-        Some(_) => return Err(DecodeError::UnknownVersion),
-        None => return Err(DecodeError::Field("v")),
+        Some(v) if v > FORMAT_VERSION => return Err(DecodeError::UnknownVersion),
+        _ => return Err(DecodeError::Field("v")),
     }
     let str_field = |key: &'static str| obj.get(key).and_then(Value::as_str);
     let round = str_field("round")

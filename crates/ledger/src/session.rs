@@ -13,8 +13,8 @@
 //! crash while writing) is tolerated. Nothing panics on any input.
 
 use crate::scan::{parse_head, EntryType, Head, LineScanner, StrSeed, MAX_DECODED_LINE_BYTES};
-use crate::{BranchState, Folder, CUSTOM_TYPE};
-use pcd_model::AuditFinding;
+use crate::{is_entry_id, BranchState, Folder, CUSTOM_TYPE};
+use pcd_model::{AuditFinding, AuditFindingCode};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::fs::File;
@@ -53,8 +53,10 @@ pub enum LineProblemCode {
     MalformedLedger,
     /// Valid JSON but no usable `id` (missing, not a string, or over 128 bytes).
     NoId,
-    /// The `parentId` chain loops back on itself; the branch stops there.
-    Cycle,
+    /// `parentId` is neither `null` nor a usable id (a number, an object, a string over 128
+    /// bytes): the entry names a parent no entry can be. When such an entry starts a branch,
+    /// the replay reports an orphan ([`pcd_model::AuditFindingCode::OrphanParent`]).
+    UnusableParent,
 }
 
 impl LineProblemCode {
@@ -69,7 +71,7 @@ impl LineProblemCode {
             LineProblemCode::Malformed => "malformed_line",
             LineProblemCode::MalformedLedger => "malformed_ledger_line",
             LineProblemCode::NoId => "entry_without_id",
-            LineProblemCode::Cycle => "parent_cycle",
+            LineProblemCode::UnusableParent => "unusable_parent",
         }
     }
 }
@@ -246,6 +248,8 @@ const NO_ID: u64 = u64::MAX;
 const FLAG_LONG: u8 = 1;
 const FLAG_LEDGER: u8 = 2;
 const FLAG_USER: u8 = 4;
+/// `parentId` names no entry of the file, or is not a usable id (version 2 and later).
+const FLAG_DANGLING: u8 = 8;
 
 /// The per-line index: 24 bytes, plus 8 for the id key in [`SessionFile::ids`].
 #[derive(Debug, Clone, Copy)]
@@ -371,6 +375,17 @@ impl<R: Read + Seek> SessionFile<R> {
                 });
             }
             let mut flags = 0;
+            // An entry without an id is on no branch (so its parent never matters).
+            if head.parent_unusable
+                && head.id.is_some()
+                && header.as_ref().is_some_and(|h| h.version >= 2)
+            {
+                problems.push(LineProblem {
+                    code: LineProblemCode::UnusableParent,
+                    line: line.line,
+                });
+                flags |= FLAG_DANGLING;
+            }
             if line.bytes.is_none() {
                 flags |= FLAG_LONG;
             }
@@ -415,6 +430,8 @@ impl<R: Read + Seek> SessionFile<R> {
                 let end = by_id.partition_point(|(k, _)| k <= parent);
                 if end > 0 && by_id[end - 1].0 == *parent {
                     l.parent = by_id[end - 1].1;
+                } else {
+                    l.flags |= FLAG_DANGLING;
                 }
             }
         }
@@ -445,7 +462,7 @@ impl<R: Read + Seek> SessionFile<R> {
         self.lines.is_empty()
     }
 
-    /// Malformed lines, entries without ids and parent cycles met so far.
+    /// Malformed lines, entries without ids and entries whose `parentId` is unusable.
     pub fn problems(&self) -> &[LineProblem] {
         &self.problems
     }
@@ -522,20 +539,18 @@ impl<R: Read + Seek> SessionFile<R> {
     }
 
     /// The branch from the root to `leaf`, root first (as `getBranch(leaf)`). A `parentId`
-    /// naming no entry ends the walk, as in Pi; a cycle ends it too and is reported.
+    /// naming no entry ends the walk, as in Pi; a cycle ends it where it closes, each entry
+    /// once (a replay reports both, see [`SessionFile::fold_branch`]).
     pub fn branch(&mut self, leaf: EntryPos) -> Vec<EntryPos> {
         let mut path = Vec::new();
+        let mut visited = vec![0u64; self.lines.len().div_ceil(64)];
         let mut current = leaf.0;
         while current != NONE && (current as usize) < self.lines.len() {
-            // A chain has at most one visit per entry; one more step means a cycle.
-            if path.len() >= self.lines.len() {
-                let line = u64::from(self.lines[current as usize].line);
-                self.problems.push(LineProblem {
-                    code: LineProblemCode::Cycle,
-                    line,
-                });
+            let (word, bit) = (current as usize / 64, 1u64 << (current % 64));
+            if visited[word] & bit != 0 {
                 break;
             }
+            visited[word] |= bit;
             path.push(EntryPos(current));
             current = self.lines[current as usize].parent;
         }
@@ -616,12 +631,59 @@ impl<R: Read + Seek> SessionFile<R> {
                 BranchItem::User(id) => folder.push_user_message(id.as_deref()),
             }
         }
-        let (state, findings) = folder.finish();
+        let (state, fold_findings) = folder.finish();
+        let mut findings = self.branch_findings(branch, &mut window)?;
+        findings.extend(fold_findings);
         Ok(BranchReplay {
             state,
             findings,
             entries: branch.len(),
         })
+    }
+
+    /// What the shape of the file and of the branch hide from the fold (version 2 and later,
+    /// where entries are linked by id): every ledger entry without a usable id (it lies on no
+    /// branch), a last entry without one when the branch is Pi's (left empty), and a branch
+    /// whose first entry has a parent that is not in the file (an orphan: what came before it
+    /// was removed) or already on the branch (a cycle). The mirror's replay reports the same.
+    fn branch_findings(
+        &mut self,
+        branch: &[EntryPos],
+        window: &mut Window,
+    ) -> Result<Vec<AuditFinding>, SessionError> {
+        let mut findings = Vec::new();
+        if self.header.version < 2 {
+            return Ok(findings);
+        }
+        let finding = |code, entry_id: Option<String>, round: Option<String>| AuditFinding {
+            code,
+            entry_id,
+            round,
+        };
+        for i in 0..self.lines.len() {
+            if self.ids[i] == NO_ID && self.lines[i].flags & FLAG_LEDGER != 0 {
+                let line = self.read_ledger_line(EntryPos(i as u32), window)?;
+                let round = line.data.as_ref().and_then(ledger_round);
+                findings.push(finding(AuditFindingCode::EntryWithoutId, None, round));
+            }
+        }
+        let last = self.lines.last();
+        if branch.is_empty()
+            && last.is_some_and(|l| l.flags & FLAG_LEDGER == 0)
+            && self.ids.last() == Some(&NO_ID)
+        {
+            findings.push(finding(AuditFindingCode::EntryWithoutId, None, None));
+        }
+        if let Some(&root) = branch.first() {
+            let l = self.lines[root.0 as usize];
+            let id = self.id(root).filter(|id| is_entry_id(id));
+            if l.parent != NONE {
+                findings.push(finding(AuditFindingCode::ParentCycle, id, None));
+            } else if l.flags & FLAG_DANGLING != 0 {
+                findings.push(finding(AuditFindingCode::OrphanParent, id, None));
+            }
+        }
+        Ok(findings)
     }
 
     /// A ledger entry's `data`, `id` and `timestamp`; a line over 1 MiB (or one that does not
@@ -738,6 +800,14 @@ impl<'de> serde::Deserialize<'de> for LedgerLine {
         }
         d.deserialize_map(V)
     }
+}
+
+/// The round id a ledger entry's `data` names, when it is fit to be reported.
+pub(crate) fn ledger_round(data: &Value) -> Option<String> {
+    data.get("round")
+        .and_then(Value::as_str)
+        .filter(|r| is_entry_id(r))
+        .map(str::to_owned)
 }
 
 /// A malformed line that mentions the ledger's custom type is a damaged ledger entry.

@@ -222,6 +222,15 @@ fn an_unknown_version_is_skipped_with_a_finding() {
     assert_eq!(codes(&findings), [AuditFindingCode::UnknownVersion]);
     assert!(!findings[0].code.is_tampering());
     assert_eq!(state.available_tools().count(), 0);
+
+    // Issue 18, finding 2: no version before 1 ever existed, so `"v": 0` is damage, not a
+    // future version.
+    let mut data = encode_round(&sample()).unwrap().remove(0);
+    data["v"] = json!(0);
+    let (state, findings) = fold(&[entry(data, "f2")]);
+    assert_eq!(codes(&findings), [AuditFindingCode::Undecodable]);
+    assert!(findings[0].code.is_tampering());
+    assert_eq!(state.available_tools().count(), 0);
 }
 
 #[test]

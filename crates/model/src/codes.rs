@@ -175,20 +175,44 @@ pub struct BlockCode {
     pub remedy: Option<Remedy>,
 }
 
-/// What a ledger audit can find.
+/// What a ledger audit can find. Every finding fails the audit: the branch's ledger does not fold
+/// to what was written, so what it grants may differ. [`AuditFindingCode::is_tampering`] tells
+/// tampering or damage apart from an entry that is merely newer than this reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AuditFindingCode {
     /// Some parts of a round are missing (a crash between parts, or entries removed).
     TornRound,
     /// A round's parts are all present but its digest does not match (hand-edited).
     DigestMismatch,
-    /// An entry of this custom type does not decode.
+    /// An entry of this custom type does not decode (a version that never existed, such as
+    /// `"v": 0`, included).
     Undecodable,
-    /// An entry of a future version this reader does not know; skipped.
+    /// An entry of a future version this reader does not know; skipped. It still fails the
+    /// audit: this reader cannot tell what it grants, so the branch does not fold whole.
     UnknownVersion,
+    /// An entry the branch needs has no usable `id` (missing, not a string, or too long): a
+    /// ledger entry, which then lies on no branch, or the last entry of the file, which leaves
+    /// Pi's branch empty. Pi never writes one; the rounds it hides grant nothing.
+    EntryWithoutId,
+    /// The branch's first entry names a `parentId` that no entry of the file has (or one that
+    /// is not a string): entries before it were removed, and the rounds among them with them.
+    OrphanParent,
+    /// The `parentId` chain loops back on itself; the branch stops where the loop closes.
+    ParentCycle,
 }
 
 impl AuditFindingCode {
+    /// Every code, in documentation order.
+    pub const ALL: [AuditFindingCode; 7] = [
+        AuditFindingCode::TornRound,
+        AuditFindingCode::DigestMismatch,
+        AuditFindingCode::Undecodable,
+        AuditFindingCode::UnknownVersion,
+        AuditFindingCode::EntryWithoutId,
+        AuditFindingCode::OrphanParent,
+        AuditFindingCode::ParentCycle,
+    ];
+
     /// A stable code for JSON output.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -196,11 +220,15 @@ impl AuditFindingCode {
             AuditFindingCode::DigestMismatch => "digest_mismatch",
             AuditFindingCode::Undecodable => "undecodable",
             AuditFindingCode::UnknownVersion => "unknown_version",
+            AuditFindingCode::EntryWithoutId => "ledger_entry_without_id",
+            AuditFindingCode::OrphanParent => "orphan_parent",
+            AuditFindingCode::ParentCycle => "parent_cycle",
         }
     }
 
-    /// Whether this finding means an entry was torn, altered or undecodable (tampering or
-    /// damage), as opposed to merely newer.
+    /// Whether this finding means the file was torn, altered or damaged, as opposed to holding
+    /// an entry of a newer version. Both fail the audit (see [`AuditFindingCode`]); this only
+    /// says which story the report tells.
     pub fn is_tampering(self) -> bool {
         !matches!(self, AuditFindingCode::UnknownVersion)
     }
@@ -220,6 +248,23 @@ pub struct AuditFinding {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn audit_codes_are_distinct_snake_case_and_only_a_newer_version_is_not_tampering() {
+        let mut seen = std::collections::HashSet::new();
+        for code in AuditFindingCode::ALL {
+            let s = code.as_str();
+            assert!(
+                s.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
+                "{s}"
+            );
+            assert!(seen.insert(s));
+            assert_eq!(
+                code.is_tampering(),
+                code != AuditFindingCode::UnknownVersion
+            );
+        }
+    }
 
     #[test]
     fn config_codes_are_distinct_snake_case() {
