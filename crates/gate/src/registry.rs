@@ -145,6 +145,12 @@ impl Registry {
         (!self.named_keys.contains(&folded)).then_some(folded)
     }
 
+    /// Whether `server` is exactly a raw server name or namespace alias the inventory or the
+    /// configs know.
+    pub(crate) fn names_server(&self, server: &str) -> bool {
+        self.servers.contains_key(server)
+    }
+
     /// The pinning scope of a group key: its members' common scope, else its config file scope,
     /// else global. `None` for a mixed group.
     pub(crate) fn key_scope(&self, key: &GroupKey) -> Option<Scope> {

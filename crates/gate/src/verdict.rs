@@ -124,11 +124,16 @@ impl<'a> GateContext<'a> {
     }
 }
 
-fn block(kind: BlockKind, tool: &str, server: Option<&str>, remedy: Option<Remedy>) -> Verdict {
+fn block(
+    kind: BlockKind,
+    tool: &str,
+    server: Option<&GroupKey>,
+    remedy: Option<Remedy>,
+) -> Verdict {
     Verdict::Block(BlockCode {
         kind,
         tool: tool.to_owned(),
-        server: server.map(str::to_owned),
+        server: server.cloned(),
         remedy,
     })
 }
@@ -210,6 +215,11 @@ pub fn decide(ctx: &GateContext<'_>, call: &Call<'_>) -> Verdict {
 
 /// The MCP resource tools are internal but routed by their `server` argument, matched as Pi
 /// matches it (trimmed; the raw configured name or a namespace alias).
+///
+/// The argument is the model's own input and may hold anything, a pasted secret included, so no
+/// part of it leaves this function: a server that matches is named by its canonical key (from
+/// the inventory, the configs, the allowlists or the branch), and one that matches none is
+/// refused with [`BlockKind::ResourceServerUnknown`], which names nothing.
 fn route_resource(ctx: &GateContext<'_>, registry: &Registry, call: &Call<'_>) -> Verdict {
     let server = match call.server {
         ServerArg::NotString => {
@@ -221,15 +231,23 @@ fn route_resource(ctx: &GateContext<'_>, registry: &Registry, call: &Call<'_>) -
     let Some(server) = server else {
         return block(BlockKind::ResourceWithoutServer, call.tool, None, None);
     };
-    let Some(key) = registry.server_key(server) else {
-        return block(
-            BlockKind::ResourceServerNotAvailable,
-            call.tool,
-            Some(server),
-            None,
-        );
-    };
     let grants = ctx.grants;
+    // Without a known raw name (Pi 1.1, configs not read) the argument is folded into a key; that
+    // key counts only when something other than the call knows it.
+    let known = |key: &GroupKey| {
+        registry.group_index.contains_key(key)
+            || registry.server_scopes.contains_key(key)
+            || grants.unregistered.contains(key)
+            || ctx
+                .branch
+                .is_some_and(|b| b.available_keys.contains(key.as_str()))
+    };
+    let Some(key) = registry
+        .server_key(server)
+        .filter(|key| registry.names_server(server) || known(key))
+    else {
+        return block(BlockKind::ResourceServerUnknown, call.tool, None, None);
+    };
     let group = registry
         .group_index
         .get(&key)
@@ -257,7 +275,7 @@ fn route_resource(ctx: &GateContext<'_>, registry: &Registry, call: &Call<'_>) -
             scope,
         });
     let Some(branch) = ctx.branch else {
-        return block(BlockKind::BranchUnreadable, call.tool, Some(server), remedy);
+        return block(BlockKind::BranchUnreadable, call.tool, Some(&key), remedy);
     };
     // A server is available when its group is, or (in `tools` mode, where tools are decided one
     // by one) when any of its tools is: a relevance decision that gave the model a server's
@@ -270,7 +288,7 @@ fn route_resource(ctx: &GateContext<'_>, registry: &Registry, call: &Call<'_>) -
     block(
         BlockKind::ResourceServerNotAvailable,
         call.tool,
-        Some(server),
+        Some(&key),
         remedy,
     )
 }

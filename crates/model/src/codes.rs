@@ -2,6 +2,7 @@
 //! block codes and ledger audit findings. Codes carry names and keys only, never a value read
 //! from a configuration.
 
+use crate::key::GroupKey;
 use crate::scope::Scope;
 
 /// Which `mcp.json` file a warning is about.
@@ -135,6 +136,9 @@ pub enum BlockKind {
     ResourceServerNotString,
     /// A resource tool named a server that is not available.
     ResourceServerNotAvailable,
+    /// A resource tool's `server` argument matches no server the inventory, the configs, the
+    /// allowlists or the branch know; the block names nothing of it.
+    ResourceServerUnknown,
     /// The tool is not in the registry (or the last snapshot of it).
     UnknownTool,
     /// Pi's tool registry cannot be read and there is no earlier snapshot.
@@ -153,6 +157,7 @@ impl BlockKind {
             BlockKind::ResourceWithoutServer => "resource_without_server",
             BlockKind::ResourceServerNotString => "resource_server_not_string",
             BlockKind::ResourceServerNotAvailable => "resource_server_not_available",
+            BlockKind::ResourceServerUnknown => "resource_server_unknown",
             BlockKind::UnknownTool => "unknown_tool",
             BlockKind::RegistryUnavailable => "registry_unavailable",
             BlockKind::BranchUnreadable => "branch_unreadable",
@@ -169,8 +174,9 @@ pub struct BlockCode {
     pub kind: BlockKind,
     /// The tool that was called.
     pub tool: String,
-    /// The server a resource tool named, when it was a string.
-    pub server: Option<String>,
+    /// The server a resource tool named, by its canonical key, when it matched a known server.
+    /// Never the call's argument itself: that is the model's input and may hold a secret.
+    pub server: Option<GroupKey>,
     /// The entry that would allow the call, when one would.
     pub remedy: Option<Remedy>,
 }
