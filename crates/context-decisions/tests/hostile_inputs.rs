@@ -94,3 +94,120 @@ fn a_planted_server_argument_appears_in_no_verdict_reason_or_effect() {
         assert!(!reason.contains(" dev-radius "), "{reason}");
     }
 }
+
+/// The example inventory with tools whose names the ledger cannot record (a space, a no-break
+/// space) next to the others: an extension's and an MCP server's.
+fn with_unrecordable() -> Vec<ToolInfo> {
+    let extra = pcd_model::parse_inventory(
+        r#"[
+        {"name": "fetch page", "description": "Fetch a web page and return its text.",
+         "sourceInfo": {"path": "/a/extensions/fetch.ts", "source": "auto", "scope": "user", "origin": "top-level"}},
+        {"name": "mcp__dev_radius__page\u00a0oncall", "description": "Page whoever is on call.",
+         "namespace": {"name": "mcp__dev_radius", "aliases": ["dev-radius"]},
+         "sourceInfo": {"path": "builtin:mcp", "source": "builtin"}}
+    ]"#,
+    )
+    .unwrap();
+    assert!(
+        extra.rejected.is_empty(),
+        "the inventory reader accepts them"
+    );
+    let mut tools = example();
+    tools.extend(extra.tools);
+    tools
+}
+
+const UNRECORDABLE: [&str; 2] = ["fetch page", "mcp__dev_radius__page\u{a0}oncall"];
+
+/// Issue 18, finding 4: a tool whose name the ledger cannot record made every round fail. It is
+/// now never decided or granted, never removed from Pi's active set, reported once, blocked
+/// when called, and every other tool is decided as usual.
+#[test]
+fn a_tool_the_ledger_cannot_record_is_left_alone_and_reported_once() {
+    for mode in [pcd_model::Mode::Tools, pcd_model::Mode::Mcp] {
+        let tools = with_unrecordable();
+        let mut settings = settings();
+        settings.tools.mode = mode;
+        let (mut session, effects) = Session::start(StartEvent {
+            reason: StartReason::Startup,
+            nonce: "u1".into(),
+            settings: SettingsRead::Read(settings),
+            project: ProjectRead::Read(ScopedAllowlist::default()),
+            mcp_origins: vec![],
+            branch: BranchRead::Entries(Vec::new()),
+        });
+        let mut all = effects;
+        let mut active: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+        let prompts = [
+            "find the open incidents",
+            "fetch the status page and chart it",
+            "page whoever is on call",
+        ];
+        let mut kinds = vec![BoundaryKind::Reconcile];
+        for p in prompts {
+            kinds.push(BoundaryKind::Prompt {
+                text: Some(p.into()),
+            });
+            kinds.push(BoundaryKind::ToolRound);
+        }
+        for kind in kinds {
+            let effects = session.boundary(BoundaryEvent {
+                kind,
+                inventory: InventoryRead::Tools(tools.clone()),
+                active: active.clone(),
+            });
+            for e in &effects {
+                if let Effect::SetActiveTools(next) = e {
+                    active = next.clone();
+                }
+            }
+            all.extend(effects);
+        }
+        let warnings: Vec<&String> = all
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Warn(w) => Some(w),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(warnings.len(), 1, "{mode:?}: reported once: {warnings:?}");
+        assert!(warnings[0].contains("`fetch page`"), "{}", warnings[0]);
+        assert!(
+            warnings[0].starts_with("2 tools have names"),
+            "{}",
+            warnings[0]
+        );
+        let entries: Vec<&serde_json::Value> = all
+            .iter()
+            .filter_map(|e| match e {
+                Effect::AppendEntry(data) => Some(data),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            !entries.is_empty(),
+            "{mode:?}: the other tools were decided"
+        );
+        for data in &entries {
+            let text = data.to_string();
+            for name in UNRECORDABLE {
+                assert!(
+                    !text.contains(name),
+                    "{mode:?}: {name} was recorded: {text}"
+                );
+            }
+        }
+        for name in UNRECORDABLE {
+            assert!(
+                active.iter().any(|a| a == name),
+                "{mode:?}: {name} stays in Pi's active set"
+            );
+            let outcome = session.tool_call(&ToolCallEvent::from_input(name, None));
+            let reason = outcome.block.expect("its calls are blocked");
+            assert!(reason.contains("cannot record"), "{reason}");
+            assert!(outcome.effects.is_empty() && outcome.pending.is_none());
+        }
+        // The tools the extension decided against are still withheld: filtering works.
+        assert!(active.len() < tools.len(), "{mode:?}: {active:?}");
+    }
+}

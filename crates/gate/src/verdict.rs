@@ -2,7 +2,7 @@
 
 use crate::branch::BranchIndex;
 use crate::lazy::{LazyScores, LazyStatus};
-use crate::registry::{Grants, Registry};
+use crate::registry::{Grants, RegGroup, RegTool, Registry};
 use pcd_model::{BlockCode, BlockKind, GroupKey, Mode, Remedy, RemedyList, ToolKind};
 
 /// A resource tool's `server` argument, as found in the call's input.
@@ -153,7 +153,6 @@ pub fn decide(ctx: &GateContext<'_>, call: &Call<'_>) -> Verdict {
     match tool.kind {
         ToolKind::Internal => return Verdict::Allow,
         ToolKind::McpResource => return route_resource(ctx, registry, call),
-        ToolKind::Unfiltered if ctx.mode == Mode::Mcp => return Verdict::Allow,
         _ => {}
     }
     let grants = ctx.grants;
@@ -167,7 +166,12 @@ pub fn decide(ctx: &GateContext<'_>, call: &Call<'_>) -> Verdict {
             grants.group_pinned_in(gi, tool.scope)
                 || (ctx.mode == Mode::Mcp && grants.group_promoted[gi as usize])
         });
-    if allowlisted {
+    if !tool.recordable && !allowlisted {
+        // No entry can record deciding it, so nothing but an allowlist entry allows it (fail
+        // closed); it is neither granted nor withheld, only its calls are blocked.
+        return unrecordable(call, tool, group.map(|(_, g)| g));
+    }
+    if allowlisted || (tool.kind == ToolKind::Unfiltered && ctx.mode == Mode::Mcp) {
         return Verdict::Allow;
     }
     let remedy = || {
@@ -211,6 +215,28 @@ pub fn decide(ctx: &GateContext<'_>, call: &Call<'_>) -> Verdict {
         Some(LazyStatus::Failed) => block(BlockKind::ScoringFailed, call.tool, None, remedy()),
         _ => Verdict::Pending(candidate),
     }
+}
+
+/// The block for a tool whose name the ledger cannot record, with the allowlist entry that would
+/// allow it: its group's key, or its name when that is a valid entry.
+fn unrecordable(call: &Call<'_>, tool: &RegTool, group: Option<&RegGroup>) -> Verdict {
+    let remedy = group
+        .filter(|g| g.pinnable())
+        .and_then(|g| {
+            g.scope.single().map(|scope| Remedy {
+                list: RemedyList::Groups,
+                entry: g.key.as_str().to_owned(),
+                scope,
+            })
+        })
+        .or_else(|| {
+            pcd_model::parse_tool_entry(call.tool).ok().map(|_| Remedy {
+                list: RemedyList::Tools,
+                entry: call.tool.to_owned(),
+                scope: tool.scope,
+            })
+        });
+    block(BlockKind::Unrecordable, call.tool, None, remedy)
 }
 
 /// The MCP resource tools are internal but routed by their `server` argument, matched as Pi

@@ -588,3 +588,66 @@ fn a_planted_server_argument_is_never_echoed() {
     assert_eq!(code.kind, BlockKind::ResourceServerNotAvailable);
     assert_eq!(code.server, Some(GroupKey::for_mcp_server("dev-radius")));
 }
+
+/// Issue 18, finding 4: a tool whose name the ledger cannot record is never allowed by the
+/// branch or by scoring (no round can record it), only by an allowlist entry; every other tool
+/// is decided as usual.
+#[test]
+fn a_tool_the_ledger_cannot_record_is_blocked_unless_allowlisted() {
+    let mut tools = inventory();
+    let extra = parse_inventory(
+        r#"[{"name":"fetch page","sourceInfo":{"path":"/w/.pi/extensions/db.ts","source":"auto","scope":"project","origin":"top-level"}},
+            {"name":"loose tool"}]"#,
+    )
+    .unwrap();
+    tools.extend(extra.tools);
+    for (allowlists, allowed) in [
+        (lists(&[], &[], &[], &[]), false),
+        (lists(&[], &[], &[], &["ext__db"]), true),
+    ] {
+        let registry = Registry::build(&tools, &Classifier::default(), []);
+        assert!(registry.is_unrecordable("fetch page"));
+        assert!(!registry.is_unrecordable("notes_add") && !registry.is_unrecordable("read"));
+        let grants = Grants::compute(&registry, &allowlists);
+        let lazy = LazyScores::default();
+        let mut sets = Sets::default();
+        // Even a forged branch that names it does not allow it.
+        sets.tools.insert("fetch page".into());
+        sets.tools.insert("web_fetch".into());
+        sets.groups.insert("ext__db".into());
+        let index = BranchIndex::build(&registry, &sets);
+        for mode in [Mode::Tools, Mode::Mcp] {
+            for scoring in [true, false] {
+                let mut ctx = GateContext::enabled(mode, &registry, &grants, &lazy);
+                ctx.branch = Some(&index);
+                ctx.scoring = scoring;
+                let v = decide(&ctx, &Call::tool("fetch page"));
+                if allowed {
+                    assert_eq!(v, Verdict::Allow);
+                } else {
+                    assert_eq!(kind(&v), Some(BlockKind::Unrecordable), "{mode:?}");
+                    assert_eq!(
+                        remedy(&v),
+                        Some(Remedy {
+                            list: RemedyList::Groups,
+                            entry: "ext__db".into(),
+                            scope: Scope::Project
+                        }),
+                        "its group's key, the only entry that can allow it"
+                    );
+                }
+                let v = decide(&ctx, &Call::tool("loose tool"));
+                assert_eq!(kind(&v), Some(BlockKind::Unrecordable), "{mode:?}");
+                assert_eq!(remedy(&v), None, "no entry can name it");
+                // Every other tool is decided as usual.
+                assert_eq!(decide(&ctx, &Call::tool("web_fetch")), Verdict::Allow);
+                let v = decide(&ctx, &Call::tool("notes_add"));
+                if scoring {
+                    assert!(matches!(v, Verdict::Pending(_)), "{v:?}");
+                } else {
+                    assert_eq!(v, Verdict::Allow);
+                }
+            }
+        }
+    }
+}

@@ -252,10 +252,19 @@ fn check_name(mode: Mode, list_index: usize, name: &str) -> Result<(), bool> {
     if wants_group {
         return GroupKey::from_canonical(name).map(|_| ()).ok_or(true);
     }
-    is_name(name).then_some(()).ok_or(false)
+    is_recordable_name(name).then_some(()).ok_or(false)
 }
 
-pub(crate) fn is_name(name: &str) -> bool {
+/// Whether `name` can be recorded as a tool name in a round: 1 to [`MAX_NAME_CHARS`] characters
+/// with no whitespace and no control character. This is the rule the encoder enforces (a round
+/// holding any other name is refused whole), kept here once: the picker, the gate and the facade
+/// ask it to keep a tool the ledger cannot record out of every round.
+///
+/// ```
+/// assert!(pcd_ledger::is_recordable_name("mcp__kb__search"));
+/// assert!(!pcd_ledger::is_recordable_name("two words"));
+/// ```
+pub fn is_recordable_name(name: &str) -> bool {
     if name.is_ascii() {
         // The common case, without counting characters: printable ASCII, no space.
         return !name.is_empty()
@@ -550,7 +559,7 @@ pub(crate) fn decode_part(data: &Value) -> Result<PartView<'_>, DecodeError> {
 /// group keys when the round is assembled.
 fn name_ok(mode: Option<Mode>, list_index: usize, name: &str) -> bool {
     match (mode, list_index) {
-        (None, 4 | 5) => is_name(name),
+        (None, 4 | 5) => is_recordable_name(name),
         (Some(mode), _) => check_name(mode, list_index, name).is_ok(),
         (None, _) => check_name(Mode::Tools, list_index, name).is_ok(),
     }

@@ -105,6 +105,34 @@ pub struct ConfigWarning {
     pub server: Option<String>,
 }
 
+/// A warning about Pi's tool inventory that stops nothing: the tools it names are left alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum InventoryWarningCode {
+    /// Tools whose names the ledger cannot record (whitespace, or longer than its bound): no
+    /// round decides or grants them, Pi's active set keeps them as Pi declared them, and the
+    /// gate blocks their calls unless an allowlist entry (their group's) allows them.
+    UnrecordableNames,
+}
+
+impl InventoryWarningCode {
+    /// A stable code for logs and JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InventoryWarningCode::UnrecordableNames => "unrecordable_names",
+        }
+    }
+}
+
+/// One inventory warning: the code and the tools it is about (their names, which `ui-text`
+/// makes safe to print).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct InventoryWarning {
+    /// What.
+    pub code: InventoryWarningCode,
+    /// Which tools, in inventory order.
+    pub tools: Vec<String>,
+}
+
 /// Which list an allowlist remedy goes into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RemedyList {
@@ -147,6 +175,9 @@ pub enum BlockKind {
     BranchUnreadable,
     /// Scoring the tool on its first call failed, was cancelled or was superseded.
     ScoringFailed,
+    /// The tool's name cannot be recorded in the ledger, so no round makes it available; only
+    /// an allowlist entry (its group's) does.
+    Unrecordable,
 }
 
 impl BlockKind {
@@ -162,6 +193,7 @@ impl BlockKind {
             BlockKind::RegistryUnavailable => "registry_unavailable",
             BlockKind::BranchUnreadable => "branch_unreadable",
             BlockKind::ScoringFailed => "scoring_failed",
+            BlockKind::Unrecordable => "unrecordable",
         }
     }
 }

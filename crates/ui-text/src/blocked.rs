@@ -56,6 +56,10 @@ pub fn blocked_reason(block: &BlockCode) -> String {
             "Blocked: {tool} could not be checked for this task (deciding failed or was \
              cancelled). It can be picked again at the next prompt."
         ),
+        BlockKind::Unrecordable => format!(
+            "Blocked: {tool} has a name that tool filtering cannot record (a space or other \
+             whitespace, or too long), so it is never made available while filtering is on."
+        ),
     };
     match (&block.remedy, block.kind) {
         (Some(remedy), _) => format!("{why} {}", remedy_sentence(remedy)),
@@ -65,6 +69,7 @@ pub fn blocked_reason(block: &BlockCode) -> String {
             BlockKind::ResourceWithoutServer
             | BlockKind::ResourceServerNotString
             | BlockKind::ResourceServerUnknown
+            | BlockKind::Unrecordable
             | BlockKind::UnknownTool
             | BlockKind::RegistryUnavailable,
         ) => why,
@@ -140,6 +145,7 @@ mod tests {
             BlockKind::RegistryUnavailable,
             BlockKind::BranchUnreadable,
             BlockKind::ScoringFailed,
+            BlockKind::Unrecordable,
         ];
         let mut all = String::new();
         for kind in kinds {
@@ -152,6 +158,10 @@ mod tests {
                     Some((RemedyList::Groups, "mcp__docs", Scope::Project)),
                 ),
                 BlockKind::UnknownTool | BlockKind::RegistryUnavailable => ("ghost_tool", None),
+                BlockKind::Unrecordable => (
+                    "fetch page",
+                    Some((RemedyList::Groups, "ext__web", Scope::Global)),
+                ),
                 _ => (
                     "bar_tool",
                     Some((RemedyList::Tools, "bar_tool", Scope::Global)),
