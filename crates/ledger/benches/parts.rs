@@ -1,15 +1,13 @@
 //! One round of many parts (issue 18, finding 3): 25,000, 100,000 and 400,000 parts of one name
-//! each, folded from memory and replayed from a session file (index, branch and fold). Targets:
-//! 100,000 parts replay in under a second, and four times the parts cost at most five times the
-//! time.
+//! each, folded from memory and, with `--features io`, replayed from a session file (index,
+//! branch and fold). Targets: 100,000 parts replay in under a second, and four times the parts
+//! cost at most five times the time.
 #![allow(missing_docs)] // criterion_group! generates an undocumented function.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use pcd_ledger::{encode_round_chunked, fold, Basis, Boundary, Round, SessionFile, CUSTOM_TYPE};
+use pcd_ledger::{encode_round_chunked, fold, Basis, Boundary, Round, CUSTOM_TYPE};
 use pcd_model::Mode;
 use serde_json::{json, Value};
-use std::io::Write;
-use std::path::PathBuf;
 
 const SIZES: [usize; 3] = [25_000, 100_000, 400_000];
 
@@ -34,7 +32,9 @@ fn branch(parts: usize) -> Vec<Value> {
 }
 
 /// The same round as a Pi session file (7.5 MB, 30 MB and 121 MB).
-fn session_file(parts: usize) -> PathBuf {
+#[cfg(feature = "io")]
+fn session_file(parts: usize) -> std::path::PathBuf {
+    use std::io::Write;
     let path = std::env::temp_dir().join(format!(
         "pcd-ledger-bench-parts-{}-{parts}.jsonl",
         std::process::id()
@@ -71,7 +71,13 @@ fn bench(c: &mut Criterion) {
         );
     }
     group.finish();
+    #[cfg(feature = "io")]
+    replay(c);
+}
 
+#[cfg(feature = "io")]
+fn replay(c: &mut Criterion) {
+    use pcd_ledger::SessionFile;
     let mut group = c.benchmark_group("one_round_replay");
     group.sample_size(10);
     for parts in SIZES {
