@@ -58,7 +58,10 @@ struct Report {
 
 impl Report {
     fn tampered(&self) -> bool {
-        self.replay.findings.iter().any(|f| f.code.is_tampering())
+        self.replay
+            .findings
+            .iter()
+            .any(|f| f.code.untrusts_branch())
             || self.problems.iter().any(|p| p.2)
     }
 }

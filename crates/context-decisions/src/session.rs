@@ -381,6 +381,10 @@ impl Session {
         // the session starts on them; counts only.
         let effects = if session.findings.is_empty() {
             Vec::new()
+        } else if session.branch_untrusted() {
+            vec![Effect::Warn(pcd_ui_text::ledger_untrusted(
+                session.findings.len(),
+            ))]
         } else {
             vec![Effect::Warn(pcd_ui_text::ledger_findings(
                 session.findings.len(),
@@ -425,8 +429,22 @@ impl Session {
         if self.settings_readable || self.settings_ever_read {
             self.settings.tools.enabled
         } else {
-            self.branch.as_ref().is_some_and(|b| !b.rounds().is_empty())
+            self.branch_has_ledger()
         }
+    }
+
+    /// Whether the branch holds any entry of this extension, valid or not: every ledger entry
+    /// that does not fold leaves a finding, so a branch with rounds or findings had filtering
+    /// active before, and was never "enabled mid-session".
+    fn branch_has_ledger(&self) -> bool {
+        !self.findings.is_empty() || self.branch.as_ref().is_some_and(|b| !b.rounds().is_empty())
+    }
+
+    /// Whether the branch's ledger does not fold (an edited, damaged or newer-version entry; an
+    /// append interrupted at the end of a round is not such a finding): from then on nothing is
+    /// granted automatically on it, and the gate enforces what folds plus the allowlists.
+    pub fn branch_untrusted(&self) -> bool {
+        self.findings.iter().any(|f| f.code.untrusts_branch())
     }
 
     /// Whether the host must read Pi's registry and active set for the next boundary. Off means
@@ -600,7 +618,7 @@ impl Session {
             grants: &self.grants,
             branch: self.branch.as_ref().map(|_| &self.index),
             scoring: self.can_score(),
-            can_grant: self.settings_readable && self.branch.is_some(),
+            can_grant: self.settings_readable && self.branch.is_some() && !self.branch_untrusted(),
             lazy: &self.lazy,
         }
     }
@@ -680,7 +698,9 @@ impl Session {
         if self.branch.is_none() || self.inventory.is_none() {
             return effects;
         }
-        if self.settings_readable {
+        // A branch whose ledger does not fold writes nothing: no baseline, no allowlist record,
+        // no decision; it is only reconciled to what folds.
+        if self.settings_readable && !self.branch_untrusted() {
             self.baseline(&mut effects);
             self.record_allowlist_grants(&mut effects);
             self.decide_round(&event.kind, &mut effects);
@@ -716,7 +736,8 @@ impl Session {
         let (Some(branch), Some(tools)) = (&self.branch, &self.inventory) else {
             return;
         };
-        let fresh_enable = branch.rounds().is_empty() || self.filtering_seen_off;
+        let has_ledger = self.branch_has_ledger();
+        let fresh_enable = !has_ledger || self.filtering_seen_off;
         if !fresh_enable {
             return;
         }
@@ -730,7 +751,7 @@ impl Session {
         } else {
             Vec::new()
         };
-        if names.is_empty() && !branch.rounds().is_empty() {
+        if names.is_empty() && has_ledger {
             return;
         }
         let mode = self.settings.tools.mode;

@@ -178,8 +178,14 @@ pub struct BlockCode {
 /// What a ledger audit can find.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AuditFindingCode {
-    /// Some parts of a round are missing (a crash between parts, or entries removed).
+    /// Some parts of a round are missing with more of its parts after the gap, or its parts
+    /// are out of order (entries removed or moved).
     TornRound,
+    /// A round's first parts are present in order and the rest were never written: what a
+    /// crash (or a failed write) while appending leaves. It grants nothing, and the branch goes
+    /// on deciding: nothing an edit could gain this way that removing the whole round, which no
+    /// audit can see, would not give.
+    InterruptedRound,
     /// A round's parts are all present but its digest does not match (hand-edited).
     DigestMismatch,
     /// An entry of this custom type does not decode.
@@ -193,6 +199,7 @@ impl AuditFindingCode {
     pub fn as_str(self) -> &'static str {
         match self {
             AuditFindingCode::TornRound => "torn_round",
+            AuditFindingCode::InterruptedRound => "interrupted_round",
             AuditFindingCode::DigestMismatch => "digest_mismatch",
             AuditFindingCode::Undecodable => "undecodable",
             AuditFindingCode::UnknownVersion => "unknown_version",
@@ -202,7 +209,18 @@ impl AuditFindingCode {
     /// Whether this finding means an entry was torn, altered or undecodable (tampering or
     /// damage), as opposed to merely newer.
     pub fn is_tampering(self) -> bool {
-        !matches!(self, AuditFindingCode::UnknownVersion)
+        !matches!(
+            self,
+            AuditFindingCode::UnknownVersion | AuditFindingCode::InterruptedRound
+        )
+    }
+
+    /// Whether a branch with this finding stops granting anything new: every finding but an
+    /// interrupted append means the branch's ledger no longer says what was decided there
+    /// (an edit, damage, or a version this reader cannot read and so cannot know what it
+    /// grants or withholds).
+    pub fn untrusts_branch(self) -> bool {
+        !matches!(self, AuditFindingCode::InterruptedRound)
     }
 }
 

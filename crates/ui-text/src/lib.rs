@@ -107,7 +107,7 @@ pub use reports::{
     origins_report, pick_report, OriginRow, OriginWarning, PickExempt, PickReason, PickReport,
     PickRow, PICK_LISTED,
 };
-pub use rounds::{audit_finding, ledger_findings, round_problem, RoundProblem};
+pub use rounds::{audit_finding, ledger_findings, ledger_untrusted, round_problem, RoundProblem};
 pub use settings_tab::{
     advanced_tab, advanced_tab_notes, advanced_tool_limits, cadence_text, mode_text, provider_text,
     tools_tab, tools_tab_notes, SettingId, SettingRow,
