@@ -76,7 +76,7 @@ mod words;
 pub use blocked::blocked_reason;
 pub use commands::{
     check_failed_reason, decision_test, decisions_status, decisions_usage, list_command_usage,
-    not_recorded_reason, DecisionTest, ListCommand, DECISIONS_COMMAND_DESCRIPTION,
+    not_recorded_reason, DecisionTest, ListCommand, ProbeScores, DECISIONS_COMMAND_DESCRIPTION,
     MAX_STATUS_ENTRIES,
 };
 pub use display::display_safe;
