@@ -90,10 +90,11 @@ pub use lists::{mcp_list, tools_list, Availability, Boundary, Filtering, Invento
 pub use notice::{availability_notice, AvailabilityNotice, NoticeGroup};
 pub use program::{
     agent_dir_error, call_error, current_folder_error, endpoint_error, eval_read_error,
-    gate_verdict, http_scorer_needs, number_list_error, pick_failed, program_error,
-    query_line_error, script_error, script_file_error, session_file_error, tools_file_error,
-    trusted_error, with_warnings, AgentDirProblem, CallProblem, EndpointProblem, NumberListProblem,
-    QueryProblem, ReadProblem, ScriptFileProblem, ScriptProblem, ToolsFileProblem,
+    flag_range_error, gate_verdict, http_scorer_needs, number_list_error, pick_failed,
+    plot_write_error, program_error, query_line_error, script_error, script_file_error,
+    session_file_error, tools_file_error, trusted_error, with_warnings, AgentDirProblem,
+    CallProblem, EndpointProblem, NumberListProblem, QueryProblem, ReadProblem, ScriptFileProblem,
+    ScriptProblem, ToolsFileProblem,
 };
 pub use progress::{DECIDING_CONTEXT, RANKING};
 pub use recording::{recording_failed, recording_stopped, replay_check, RECORDING_IN_USE};
@@ -105,7 +106,7 @@ pub use replay::{
 };
 pub use reports::{
     origins_report, pick_report, OriginRow, OriginWarning, PickExempt, PickReason, PickReport,
-    PickRow, PICK_LISTED,
+    PickRow, PickSettingsFile, PickWithheld, PICK_LISTED,
 };
 pub use rounds::{audit_finding, ledger_findings, round_problem, RoundProblem};
 pub use settings_tab::{
