@@ -20,8 +20,8 @@
 //!   [`decode_keys`], raw terminal input to keys; [`decisions_status`], the same without a
 //!   terminal;
 //! - [`groups_table`]: the `context-decisions groups` table; [`pick_report`] and
-//!   [`origins_report`]: the `pick` and `mcp-origins` reports; [`eval_report`] and
-//!   [`eval_progress`]: the `eval` report and progress bar;
+//!   [`origins_report`]: the `pick` and `mcp-origins` reports; [`eval_report`],
+//!   [`eval_progress`] and [`eval_sweep_svg`]: the `eval` report, progress bar and `--plot`;
 //! - the program's errors about its arguments and input files ([`program_error`],
 //!   [`tools_file_error`], [`script_error`], [`call_error`], …), each naming the file, entry or
 //!   field and what was expected, never a value from them;
@@ -82,7 +82,8 @@ pub use commands::{
 pub use display::display_safe;
 pub use editor::{AllowlistEditor, CursorTarget, EditorKind, EditorOutcome, Key};
 pub use eval::{
-    eval_progress, eval_report, EvalReport, EvalScores, EvalSelection, EVAL_PROGRESS_WIDTH,
+    eval_progress, eval_report, eval_sweep_svg, EvalBin, EvalCalibration, EvalEveryday, EvalReport,
+    EvalScores, EvalSelection, EvalShare, EvalSweepRow, EVAL_PROGRESS_WIDTH,
 };
 pub use groups::{groups_table, GroupsRow};
 pub use keys::decode_keys;
