@@ -1121,8 +1121,9 @@ pub fn run(args: &EvalArgs) -> Result<String, String> {
             options.mode.as_str(),
             value["split"].as_str().unwrap_or_default()
         );
-        let svg =
-            pcd_ui_text::eval_sweep_svg(&sweep_rows(&value), options.decision.threshold, &title);
+        let threshold = options.decision.threshold;
+        let is_default = threshold == DecisionSettings::default().threshold;
+        let svg = pcd_ui_text::eval_sweep_svg(&sweep_rows(&value), threshold, is_default, &title);
         std::fs::write(file, svg).map_err(|e| {
             pcd_ui_text::plot_write_error(&file.display().to_string(), &e.kind().to_string())
         })?;

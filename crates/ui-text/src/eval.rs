@@ -291,9 +291,15 @@ fn xml_escape(text: &str) -> String {
 
 /// `eval --plot`: an SVG of recall (left axis, 0 to 1) and candidates exposed per prompt (right
 /// axis) against the threshold, one `<polyline>` per series (`id="recall"`, `id="exposed"`,
-/// a point per row), and the default threshold as a dashed vertical line
-/// (`id="default-threshold"`). `title` names the set, mode and split.
-pub fn eval_sweep_svg(rows: &[EvalSweepRow], default_threshold: f64, title: &str) -> String {
+/// a point per row), and the threshold in use as a dashed vertical line
+/// (`id="default-threshold"`), labelled `default` when it is the built-in default (`is_default`)
+/// and `in use` when settings or flags chose another. `title` names the set, mode and split.
+pub fn eval_sweep_svg(
+    rows: &[EvalSweepRow],
+    default_threshold: f64,
+    is_default: bool,
+    title: &str,
+) -> String {
     const W: f64 = 640.0;
     const H: f64 = 400.0;
     const LEFT: f64 = 60.0;
@@ -388,9 +394,10 @@ pub fn eval_sweep_svg(rows: &[EvalSweepRow], default_threshold: f64, title: &str
     );
     let _ = writeln!(
         s,
-        "<text x=\"{:.1}\" y=\"{}\">default {}</text>",
+        "<text x=\"{:.1}\" y=\"{}\">{} {}</text>",
         x(default_threshold) + 4.0,
         TOP + 12.0,
+        if is_default { "default" } else { "in use" },
         json_number(default_threshold)
     );
     let _ = writeln!(
@@ -518,7 +525,7 @@ mod tests {
                 nothing_exposed: None,
             })
             .collect();
-        let svg = eval_sweep_svg(&rows, 0.625, "set <a&b> \u{1b} tools test");
+        let svg = eval_sweep_svg(&rows, 0.625, true, "set <a&b> \u{1b} tools test");
         assert!(
             svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""),
             "{svg}"
@@ -531,6 +538,7 @@ mod tests {
             "{svg}"
         );
         assert!(svg.contains(">default 0.625</text>"));
+        assert!(eval_sweep_svg(&rows, 0.4, false, "t").contains(">in use 0.4</text>"));
     }
 
     #[test]
