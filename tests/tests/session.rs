@@ -1119,10 +1119,28 @@ fn decisions_test_asks_the_selected_model_one_small_question() {
     );
     let text = pi.session.decision_test().unwrap();
     assert!(
-        text.contains("the embedded scorer answered")
-            && text.contains("it ranks the relevant tool first"),
+        text.contains("the embedded scorer answered") && text.contains("at the threshold 0.625"),
         "{text}"
     );
+    // The settings as saved now, not as of the last prompt: a threshold lowered meanwhile lets
+    // the forecast tool in (the chart tool shares no word with the question and scores 0).
+    let mut saved = pi.session.settings().clone();
+    saved.decision.threshold = 0.05;
+    pi.session
+        .settings_changed(SettingsRead::Read(saved.clone()), ProjectRead::Absent);
+    let text = pi.session.decision_test().unwrap();
+    assert!(
+        text.contains(
+            "at the threshold 0.05, the forecast tool would be made available and the chart \
+             tool withheld"
+        ),
+        "{text}"
+    );
+    saved.decision.max_new_tools = 0;
+    pi.session
+        .settings_changed(SettingsRead::Read(saved), ProjectRead::Absent);
+    let text = pi.session.decision_test().unwrap();
+    assert!(text.contains("a cap of 0 new per round"), "{text}");
     let mut pi = Pi::start(Settings::default(), ScopedAllowlist::default());
     assert!(pi
         .session
@@ -1136,8 +1154,20 @@ fn decisions_test_asks_the_selected_model_one_small_question() {
         .session
         .test_decided(job.id, vec![Ok(answer(&job.requests[0], "forecast", 0.8))]);
     assert!(
-        good.contains("scored 0.80 for a forecast tool and 0.00 for a chart tool"),
+        good.contains(
+            "scored 0.80 for a forecast tool and 0.00 for a chart tool: at the threshold 0.625, \
+             the forecast tool would be made available and the chart tool withheld"
+        ),
         "{good}"
+    );
+    // A relevant score below the threshold is no success (issue 15: 0.46 was reported as one).
+    let job = pi.session.decision_test().unwrap_err();
+    let weak = pi
+        .session
+        .test_decided(job.id, vec![Ok(answer(&job.requests[0], "forecast", 0.46))]);
+    assert!(
+        weak.contains("the forecast tool would not be made available (0.1"),
+        "{weak}"
     );
     let job = pi.session.decision_test().unwrap_err();
     let bad = pi

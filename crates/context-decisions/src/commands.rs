@@ -63,7 +63,7 @@ pub struct GateArgs {
     pub json: bool,
 }
 
-fn agent_dir(given: &Option<PathBuf>) -> Result<PathBuf, String> {
+pub(crate) fn agent_dir(given: &Option<PathBuf>) -> Result<PathBuf, String> {
     match given {
         Some(dir) => Ok(dir.clone()),
         None => resolve_agent_dir(
@@ -83,7 +83,7 @@ fn branch_entries(path: &Path, leaf: Option<&str>) -> Result<Vec<Value>, String>
 }
 
 /// The folder given, or the current one.
-fn cwd_or_current(given: &Option<PathBuf>) -> Result<PathBuf, String> {
+pub(crate) fn cwd_or_current(given: &Option<PathBuf>) -> Result<PathBuf, String> {
     match given {
         Some(dir) => Ok(dir.clone()),
         None => std::env::current_dir()

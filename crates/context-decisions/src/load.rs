@@ -35,43 +35,87 @@ pub(crate) fn problem(error: &StoreError) -> FileProblem {
     }
 }
 
-/// Reads the global settings and the project allowlist. `branch_filters` says whether the branch
-/// already has a ledger (it decides which fallback sentence applies when the settings cannot be
-/// read).
-pub fn load_settings(agent_dir: &Path, cwd: &Path, branch_filters: bool) -> LoadedFiles {
-    let mut warnings = Vec::new();
-    let settings = match store::read_global_settings(agent_dir) {
-        Loaded::Absent => SettingsRead::Read(Default::default()),
-        Loaded::Read { value, warnings: w } => {
-            warnings.extend(w.iter().map(|w| settings_warning(SettingsFile::Global, w)));
-            SettingsRead::Read(value)
-        }
+/// One file's reading: what applies, whether the file was read (absent or unreadable: no), and
+/// the warnings about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileRead<T> {
+    /// What applies.
+    pub value: T,
+    /// Whether the file was found and read (so its values, less bad fields, apply).
+    pub read: bool,
+    /// Warnings (sentences, names and codes only).
+    pub warnings: Vec<String>,
+}
+
+/// Reads the global settings. `branch_filters` says whether the branch already has a ledger (it
+/// decides which fallback sentence applies when the file cannot be read).
+pub fn load_global_settings(agent_dir: &Path, branch_filters: bool) -> FileRead<SettingsRead> {
+    match store::read_global_settings(agent_dir) {
+        Loaded::Absent => FileRead {
+            value: SettingsRead::Read(Default::default()),
+            read: false,
+            warnings: Vec::new(),
+        },
+        Loaded::Read { value, warnings } => FileRead {
+            value: SettingsRead::Read(value),
+            read: true,
+            warnings: warnings
+                .iter()
+                .map(|w| settings_warning(SettingsFile::Global, w))
+                .collect(),
+        },
         Loaded::Unreadable(e) => {
             let fallback = if branch_filters {
                 SettingsFallback::GlobalUnreadableBranchKept(problem(&e))
             } else {
                 SettingsFallback::GlobalUnreadableDefaults(problem(&e))
             };
-            warnings.push(settings_fallback(fallback));
-            SettingsRead::Unreadable
+            FileRead {
+                value: SettingsRead::Unreadable,
+                read: false,
+                warnings: vec![settings_fallback(fallback)],
+            }
         }
-    };
-    let project = match store::read_project_allowlist(cwd) {
-        Loaded::Absent => ProjectRead::Absent,
-        Loaded::Read { value, warnings: w } => {
-            warnings.extend(w.iter().map(|w| settings_warning(SettingsFile::Project, w)));
-            ProjectRead::Read(value)
-        }
-        Loaded::Unreadable(e) => {
-            warnings.push(settings_fallback(
+    }
+}
+
+/// Reads the project allowlist (`<cwd>/.pi/pi-context-decisions.json`).
+pub fn load_project_allowlist(cwd: &Path) -> FileRead<ProjectRead> {
+    match store::read_project_allowlist(cwd) {
+        Loaded::Absent => FileRead {
+            value: ProjectRead::Absent,
+            read: false,
+            warnings: Vec::new(),
+        },
+        Loaded::Read { value, warnings } => FileRead {
+            value: ProjectRead::Read(value),
+            read: true,
+            warnings: warnings
+                .iter()
+                .map(|w| settings_warning(SettingsFile::Project, w))
+                .collect(),
+        },
+        Loaded::Unreadable(e) => FileRead {
+            value: ProjectRead::Unreadable,
+            read: false,
+            warnings: vec![settings_fallback(
                 SettingsFallback::ProjectUnreadableLastGood(problem(&e)),
-            ));
-            ProjectRead::Unreadable
-        }
-    };
+            )],
+        },
+    }
+}
+
+/// Reads the global settings and the project allowlist. `branch_filters` says whether the branch
+/// already has a ledger (it decides which fallback sentence applies when the settings cannot be
+/// read).
+pub fn load_settings(agent_dir: &Path, cwd: &Path, branch_filters: bool) -> LoadedFiles {
+    let global = load_global_settings(agent_dir, branch_filters);
+    let project = load_project_allowlist(cwd);
+    let mut warnings = global.warnings;
+    warnings.extend(project.warnings);
     LoadedFiles {
-        settings,
-        project,
+        settings: global.value,
+        project: project.value,
         warnings,
     }
 }

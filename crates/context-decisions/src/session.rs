@@ -1069,9 +1069,12 @@ impl Session {
     }
 
     /// `/decisions test`: one small decision (a weather question, a forecast tool and a chart
-    /// tool) asked of the selected model. The embedded scorer (or no model) answers at once;
-    /// an HTTP or Pi model gets a job whose answers go to [`Session::test_decided`]. Nothing is
-    /// recorded or made available.
+    /// tool) asked of the selected model, and whether the settings in force (threshold and cap)
+    /// would make the forecast tool available and withhold the chart tool. The embedded scorer
+    /// (or no model) answers at once; an HTTP or Pi model gets a job whose answers go to
+    /// [`Session::test_decided`]. Nothing is recorded or made available. The host reads the
+    /// settings files again first ([`Session::settings_changed`]), so the test uses them as saved
+    /// now.
     pub fn decision_test(&mut self) -> Result<String, DecisionJob> {
         let result = self.decision_test_inner();
         self.record(|r| r.decision_test(&result));
@@ -1087,10 +1090,7 @@ impl Session {
             DecisionProvider::Embedded => {
                 let scores = rounds::embedded_scores(&[], &set, PROBE_PROMPT);
                 Ok(pcd_ui_text::decision_test(
-                    pcd_ui_text::DecisionTest::Embedded {
-                        relevant: scores[0],
-                        irrelevant: scores[1],
-                    },
+                    pcd_ui_text::DecisionTest::Embedded(self.probe_scores(scores[0], scores[1])),
                 ))
             }
             _ => {
@@ -1104,6 +1104,30 @@ impl Session {
                 self.tests.insert(job.id, requests);
                 Err(job)
             }
+        }
+    }
+
+    /// What a round would make of the probe's two scores under the settings in force: the
+    /// threshold, and the cap of the mode (each probe tool stands for a group in `mcp` mode).
+    fn probe_scores(&self, relevant: f64, irrelevant: f64) -> pcd_ui_text::ProbeScores {
+        let decision = &self.settings.decision;
+        let cap = match self.settings.tools.mode {
+            Mode::Tools => decision.max_new_tools,
+            Mode::Mcp => decision.max_new_groups,
+        };
+        let outcomes = pcd_picker::round::select(
+            &[Some(relevant), Some(irrelevant)],
+            decision.threshold,
+            cap as usize,
+        );
+        let added = |i: usize| matches!(outcomes[i], pcd_picker::round::Outcome::Added { .. });
+        pcd_ui_text::ProbeScores {
+            relevant,
+            irrelevant,
+            threshold: decision.threshold,
+            cap: u64::from(cap),
+            relevant_available: added(0),
+            irrelevant_available: added(1),
         }
     }
 
@@ -1130,10 +1154,7 @@ impl Session {
             Some(Ok(text)) => match parse_answer(&requests[0], &text) {
                 Ok(scores) if scores.len() == 2 => {
                     let score = |i| scores.iter().find(|(c, _)| *c == i).map_or(0.0, |s| s.1);
-                    DecisionTest::Answered {
-                        relevant: score(0),
-                        irrelevant: score(1),
-                    }
+                    DecisionTest::Answered(self.probe_scores(score(0), score(1)))
                 }
                 _ => DecisionTest::Malformed,
             },

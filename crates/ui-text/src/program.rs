@@ -81,6 +81,8 @@ pub enum ReadProblem {
     NotUtf8,
     /// It is not JSON.
     NotJson,
+    /// It is a symbolic link to nothing.
+    DanglingSymlink,
 }
 
 /// The error for an `eval` set's file that cannot be read.
@@ -90,8 +92,28 @@ pub fn eval_read_error(file: &str, problem: &ReadProblem) -> String {
         ReadProblem::TooLarge(max) => format!("larger than {max} bytes"),
         ReadProblem::NotUtf8 => "not UTF-8".to_owned(),
         ReadProblem::NotJson => "not JSON".to_owned(),
+        ReadProblem::DanglingSymlink => {
+            "it is a symbolic link to a file that does not exist".to_owned()
+        }
     };
     format!("cannot read `{}`: {reason}", display_safe(file))
+}
+
+/// The error for a flag whose value is out of its range or not a number: `--threshold` takes a
+/// number from 0 to 1, the caps a whole number from 0 to 1000.
+pub fn flag_range_error(flag: &str, whole: bool, min: &str, max: &str) -> String {
+    let what = if whole { "a whole number" } else { "a number" };
+    format!("{flag} takes {what} from {min} to {max}")
+}
+
+/// The error for an `eval --plot` file that cannot be written (`reason`: the operating system's
+/// kind of error).
+pub fn plot_write_error(file: &str, reason: &str) -> String {
+    format!(
+        "cannot write the plot `{}`: {}",
+        display_safe(file),
+        display_safe(reason)
+    )
 }
 
 /// Why a line of an `eval` queries file (`{"id", "prompt", "relevant_tools"}`) is not a query.
@@ -111,6 +133,12 @@ pub enum QueryProblem {
     NoRelevantTools,
     /// An item of `relevant_tools` is not a string.
     RelevantToolNotString,
+    /// `needs` is not a list of non-empty lists of tool names.
+    BadNeeds,
+    /// `topics` is not a list of strings.
+    BadTopics,
+    /// `kind` is neither `coding` nor `near-miss`.
+    BadKind,
 }
 
 /// The error for a line of an `eval` queries file (`line` is 1-based).
@@ -121,8 +149,13 @@ pub fn query_line_error(file: &str, line: usize, problem: QueryProblem) -> Strin
         QueryProblem::NotAnObject => "not a JSON object".to_owned(),
         QueryProblem::NoId => "no string `id`".to_owned(),
         QueryProblem::NoPrompt => "no string `prompt`".to_owned(),
-        QueryProblem::NoRelevantTools => "no array `relevant_tools`".to_owned(),
+        QueryProblem::NoRelevantTools => "no array `relevant_tools` (nor `needs`)".to_owned(),
         QueryProblem::RelevantToolNotString => "a relevant tool is not a string".to_owned(),
+        QueryProblem::BadNeeds => {
+            "`needs` is not a list of non-empty lists of tool names".to_owned()
+        }
+        QueryProblem::BadTopics => "`topics` is not a list of strings".to_owned(),
+        QueryProblem::BadKind => "`kind` is neither \"coding\" nor \"near-miss\"".to_owned(),
     };
     format!("`{}` line {line}: {reason}", display_safe(file))
 }
@@ -408,6 +441,7 @@ mod tests {
             ReadProblem::TooLarge(67_108_864),
             ReadProblem::NotUtf8,
             ReadProblem::NotJson,
+            ReadProblem::DanglingSymlink,
         ]
         .iter()
         .map(|p| eval_read_error("set/queries.jsonl", p))
@@ -421,6 +455,9 @@ mod tests {
                 QueryProblem::NoPrompt,
                 QueryProblem::NoRelevantTools,
                 QueryProblem::RelevantToolNotString,
+                QueryProblem::BadNeeds,
+                QueryProblem::BadTopics,
+                QueryProblem::BadKind,
             ]
             .map(|p| query_line_error("set/queries.jsonl", 7, p)),
         );
@@ -432,6 +469,9 @@ mod tests {
             "--calibration",
             NumberListProblem::Count(4),
         ));
+        lines.push(plot_write_error("out/sweep.svg", "permission denied"));
+        lines.push(flag_range_error("--threshold", false, "0", "1"));
+        lines.push(flag_range_error("--max-new-tools", true, "0", "1000"));
         insta::assert_snapshot!(lines.join("\n"));
     }
 
