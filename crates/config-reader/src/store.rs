@@ -807,7 +807,12 @@ impl SaveFs for Os {
     }
 
     fn sync_folder(&self, dir: &Path) -> std::io::Result<()> {
-        File::open(dir)?.sync_all()
+        // O_DIRECTORY: a FIFO or a file swapped in for the folder fails at once, never blocks.
+        OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK)
+            .open(dir)?
+            .sync_all()
     }
 
     fn list_folder(&self, dir: &Path) -> std::io::Result<Vec<std::ffi::OsString>> {
