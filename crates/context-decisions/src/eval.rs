@@ -21,13 +21,14 @@
 //! or a tool is ignored.
 
 use crate::inventory::{read_inventory_file, InventoryFileError};
+use pcd_bounded_read::{read_bounded, Follow};
 use pcd_model::{Allowlists, Classifier, DecisionSettings, Mode, Settings, ToolInfo};
 use pcd_picker::candidates::{candidates, Available, Candidate};
 use pcd_picker::embedded::{self, Calibration, FieldWeights};
 use pcd_ui_text::{NumberListProblem, QueryProblem, ReadProblem};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 use std::path::Path;
 use std::time::Instant;
 
@@ -122,22 +123,14 @@ pub struct EvalSet {
     pub irrelevance: Vec<Query>,
 }
 
-fn read_bounded(path: &Path, max: u64) -> Result<String, EvalError> {
+/// The text of a set's file, through the workspace's one bounded reader.
+fn read_text(path: &Path, max: u64) -> Result<String, EvalError> {
     let file = path.display().to_string();
     let err = |problem: ReadProblem| EvalError::Read {
         file: file.clone(),
         problem,
     };
-    let handle =
-        std::fs::File::open(path).map_err(|e| err(ReadProblem::Io(e.kind().to_string())))?;
-    let mut bytes = Vec::new();
-    handle
-        .take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| err(ReadProblem::Io(e.kind().to_string())))?;
-    if bytes.len() as u64 > max {
-        return Err(err(ReadProblem::TooLarge(max)));
-    }
+    let bytes = read_bounded(path, max, Follow::Symlinks).map_err(|p| err(ReadProblem::File(p)))?;
     String::from_utf8(bytes).map_err(|_| err(ReadProblem::NotUtf8))
 }
 
@@ -152,7 +145,7 @@ fn strings(value: &Value) -> Option<Vec<String>> {
 
 fn read_queries(path: &Path) -> Result<Vec<Query>, EvalError> {
     let file = path.display().to_string();
-    let text = read_bounded(path, MAX_QUERIES_FILE_BYTES)?;
+    let text = read_text(path, MAX_QUERIES_FILE_BYTES)?;
     let mut out = Vec::new();
     for (i, line) in text.as_bytes().lines().enumerate() {
         let bad = |problem| EvalError::BadQuery {
@@ -250,7 +243,7 @@ impl EvalSet {
         let tools = read_inventory_file(&tools_path)?.tools;
         // The peer's documents need the schemas and namespace instructions, which the model
         // crate never keeps; read the raw array once more, only for the peer.
-        let raw: Value = serde_json::from_str(&read_bounded(
+        let raw: Value = serde_json::from_str(&read_text(
             &tools_path,
             crate::inventory::MAX_INVENTORY_FILE_BYTES,
         )?)

@@ -3,12 +3,12 @@
 //! sentence from ui-text. The `Session` itself never touches a file.
 
 use crate::session::SettingsRead;
-use pcd_config_reader::store::{self, Loaded, StoreError};
+use pcd_config_reader::store::{self, Loaded, StoreError, StoreStep};
 use pcd_config_reader::{read_mcp_origins, PiVersion};
 use pcd_gate::ProjectRead;
 use pcd_model::Scope;
 use pcd_ui_text::{
-    config_warning, settings_fallback, settings_warning, FileProblem, SettingsFallback,
+    config_warning, settings_fallback, settings_warning, FileProblem, FileStep, SettingsFallback,
     SettingsFile,
 };
 use std::path::Path;
@@ -24,6 +24,8 @@ pub struct LoadedFiles {
     pub warnings: Vec<String>,
 }
 
+/// What ui-text says about a store error: the step that failed and why, so a failed save gives
+/// its reason (a read-only folder, a full disk, a symlinked lock file).
 pub(crate) fn problem(error: &StoreError) -> FileProblem {
     match error {
         StoreError::NotJson { .. } => FileProblem::NotJson,
@@ -31,7 +33,30 @@ pub(crate) fn problem(error: &StoreError) -> FileProblem {
             limit_kib: store::MAX_SETTINGS_FILE_BYTES / 1024,
         },
         StoreError::NotRegularFile { .. } => FileProblem::NotRegularFile,
-        _ => FileProblem::Io,
+        StoreError::LockNotRegularFile { .. } => FileProblem::LockNotRegularFile,
+        StoreError::NotUnicode { .. } => FileProblem::NotUnicode,
+        StoreError::Io { step, kind, .. } => FileProblem::Io {
+            step: file_step(*step),
+            kind: *kind,
+        },
+        // A change the store refuses before touching the file; the dialog never builds one.
+        StoreError::InvalidEntry { .. } | StoreError::InvalidSetting { .. } => FileProblem::Io {
+            step: FileStep::Write,
+            kind: std::io::ErrorKind::InvalidInput,
+        },
+    }
+}
+
+fn file_step(step: StoreStep) -> FileStep {
+    match step {
+        StoreStep::CreateFolder => FileStep::CreateFolder,
+        StoreStep::Lock => FileStep::Lock,
+        StoreStep::Read => FileStep::Read,
+        StoreStep::CreateTemporary => FileStep::CreateTemporary,
+        StoreStep::Write => FileStep::Write,
+        StoreStep::Sync => FileStep::Sync,
+        StoreStep::Rename => FileStep::Rename,
+        StoreStep::SyncFolder => FileStep::SyncFolder,
     }
 }
 
@@ -174,6 +199,53 @@ mod tests {
         assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
         assert!(!loaded.warnings.concat().contains("SECRET"));
         assert!(!loaded.warnings.concat().contains(dir.to_str().unwrap()));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Issue 18, item 7: a failed save reaches the person with its reason (which step, and a
+    /// read-only folder, a full disk or a symlinked lock file), not only "saving failed".
+    #[test]
+    fn a_failed_save_says_why() {
+        use pcd_config_reader::store::{save_global_settings, SettingsChange, StoreFile};
+        let said =
+            |e: &StoreError| settings_fallback(SettingsFallback::GlobalSaveFailed(problem(e)));
+        let io = |step, kind| StoreError::Io {
+            file: StoreFile::GlobalSettings,
+            step,
+            kind,
+        };
+        let full = said(&io(StoreStep::Write, std::io::ErrorKind::StorageFull));
+        assert!(
+            full.contains("writing the temporary file: the disk is full"),
+            "{full}"
+        );
+        let read_only = said(&io(
+            StoreStep::CreateTemporary,
+            std::io::ErrorKind::ReadOnlyFilesystem,
+        ));
+        assert!(read_only.contains("read-only"), "{read_only}");
+        let denied = said(&io(
+            StoreStep::CreateTemporary,
+            std::io::ErrorKind::PermissionDenied,
+        ));
+        assert!(denied.contains("permission denied"), "{denied}");
+
+        let dir = std::env::temp_dir().join(format!("pcd-load-lock-{}", std::process::id()));
+        let folder = dir.join("pi-context-decisions");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::os::unix::fs::symlink(dir.join("elsewhere"), folder.join("settings.json.lock"))
+            .unwrap();
+        let change = SettingsChange::default()
+            .set("tools.enabled", serde_json::json!(true))
+            .unwrap();
+        let error = save_global_settings(&dir, &change).unwrap_err();
+        let lock = said(&error);
+        assert!(lock.contains("lock file"), "{lock}");
+        assert!(lock.contains("symbolic link"), "{lock}");
+        assert!(
+            !dir.join("elsewhere").exists(),
+            "nothing is created through the link"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,5 +1,5 @@
 //! The codes other crates return, which `ui-text` turns into sentences: config warnings, gate
-//! block codes and ledger audit findings. Codes carry names and keys only, never a value read
+//! block codes, ledger audit findings and why a file could not be read. Codes carry names and keys only, never a value read
 //! from a configuration.
 
 use crate::scope::Scope;
@@ -233,6 +233,41 @@ pub struct AuditFinding {
     pub entry_id: Option<String>,
     /// The round id it concerns.
     pub round: Option<String>,
+}
+
+/// Why a file given to the program, the addon or xtask could not be read: what the path is
+/// instead of a regular file, or which bound it broke. Names neither the path nor anything in the
+/// file. Its `Display` is the short reason ui-text's sentences embed ("is a FIFO (named pipe),
+/// not a regular file").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum FileReadProblem {
+    /// Nothing is at the path (or a folder above it is missing or a file).
+    #[error("does not exist")]
+    NotFound,
+    /// The path is a folder.
+    #[error("is a folder, not a regular file")]
+    Directory,
+    /// The path is a FIFO (named pipe): reading it could wait forever for a writer.
+    #[error("is a FIFO (named pipe), not a regular file")]
+    Fifo,
+    /// The path is a character or block device (`/dev/zero`, a terminal, a disk).
+    #[error("is a device, not a regular file")]
+    Device,
+    /// The path is a socket.
+    #[error("is a socket, not a regular file")]
+    Socket,
+    /// The path is a symbolic link, and this file is never read through one.
+    #[error("is a symbolic link, which is not followed for this file")]
+    Symlink,
+    /// The file is larger than the bound for its kind of file.
+    #[error("is larger than {limit} bytes")]
+    TooLarge {
+        /// The bound, in bytes.
+        limit: u64,
+    },
+    /// Opening or reading failed: the operating system's kind of error.
+    #[error("cannot be read ({0})")]
+    Io(std::io::ErrorKind),
 }
 
 #[cfg(test)]

@@ -116,6 +116,6 @@ pub use settings_tab::{
 };
 pub use tab::{DecisionChange, Page, TabOutcome, ToolsChange, ToolsTab};
 pub use warnings::{
-    allowlist_error, config_warning, settings_fallback, settings_warning, FileProblem,
+    allowlist_error, config_warning, settings_fallback, settings_warning, FileProblem, FileStep,
     SettingsFallback, SettingsFile,
 };
