@@ -1060,13 +1060,8 @@ pub fn run(args: &EvalArgs) -> Result<String, String> {
     }
     let mut calibration = Calibration::default();
     if let Some(c) = &args.calibration {
-        let [bias, coverage, strength, unknown_term_weight] = parse_list::<4>(c, "--calibration")?;
-        calibration = Calibration {
-            bias,
-            coverage,
-            strength,
-            unknown_term_weight,
-        };
+        calibration =
+            Calibration::from_weights(parse_list::<{ Calibration::WEIGHTS }>(c, "--calibration")?);
     }
     // The built-in defaults, unless the person names an agent directory to read.
     let (mut settings, warnings) = match &args.agent_dir {

@@ -11,7 +11,7 @@
 use crate::http_scorer::HttpScorer;
 use crate::inventory::read_inventory_file;
 use pcd_model::{Allowlists, Classifier, DecisionSettings, GroupKey, Mode, Settings};
-use pcd_picker::candidates::{candidates, Available, Candidate, CandidateKey, Exempt};
+use pcd_picker::candidates::{candidates, Available, CandidateKey, Exempt};
 use pcd_picker::embedded::{self, EmbeddedIndex, Evidence};
 use pcd_picker::request::{build_requests, parse_answer, Cancellation, DecisionModel, ModelError};
 use pcd_picker::round::{rounded, select, Outcome};
@@ -143,66 +143,34 @@ macro_rules! fields_json {
 }
 
 /// One candidate's evidence, as `pick --json` shows it: every field of the scorer's
-/// [`Evidence`], and the calibrated score it makes.
+/// [`Evidence`] (a group's is its best document's), and the calibrated score it makes.
 fn evidence_json(index: &EmbeddedIndex, evidence: &Evidence) -> Value {
     let mut value = fields_json!(
         evidence,
         Evidence {
             raw,
             coverage,
-            strength
+            strength,
+            name_share,
+            rank,
+            relative,
+            best_coverage,
+            best_strength,
+            gap,
+            candidates,
+            local_file,
         }
     );
     value["calibrated"] = json!(index.calibrate(evidence));
     value
 }
 
-/// Each candidate's evidence for `prompt`. With one document a candidate, its own; with a
-/// group read as its own text and one document per member (the grouped index of `mcp` mode),
-/// the best-scoring document's, named. `None` where the index's documents cannot be matched
-/// to the candidates.
-fn candidate_evidence(
-    index: &EmbeddedIndex,
-    tools: &[pcd_model::ToolInfo],
-    cands: &[Candidate],
-    prompt: &str,
-) -> Vec<Value> {
-    let evidence = index.evidence(prompt);
-    if evidence.len() == cands.len() {
-        return evidence.iter().map(|e| evidence_json(index, e)).collect();
-    }
-    let documents = |c: &Candidate| match c.key {
-        CandidateKey::Tool(_) => 1,
-        CandidateKey::Group(_) => 1 + c.members.len(),
-    };
-    if cands.iter().map(documents).sum::<usize>() != evidence.len() {
-        return vec![Value::Null; cands.len()];
-    }
-    let mut next = 0;
-    cands
+/// Each candidate's evidence for `prompt`, in candidate order.
+fn candidate_evidence(index: &EmbeddedIndex, prompt: &str) -> Vec<Value> {
+    index
+        .candidate_evidence(prompt)
         .iter()
-        .map(|c| {
-            let docs = &evidence[next..next + documents(c)];
-            next += docs.len();
-            let best = (0..docs.len())
-                .max_by(|&a, &b| {
-                    let (sa, sb) = (index.calibrate(&docs[a]), index.calibrate(&docs[b]));
-                    sa.total_cmp(&sb).then(b.cmp(&a))
-                })
-                .unwrap_or(0);
-            let mut value = evidence_json(index, &docs[best]);
-            if matches!(c.key, CandidateKey::Group(_)) {
-                value["document"] = match best.checked_sub(1) {
-                    None => json!("group"),
-                    Some(m) => json!(c
-                        .members
-                        .get(m)
-                        .and_then(|&t| tools.get(t))
-                        .map_or("", |t| t.name.as_str())),
-                };
-            }
-            value
-        })
+        .map(|e| evidence_json(index, e))
         .collect()
 }
 
@@ -387,7 +355,7 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
     } else {
         let index = embedded::index_for(&inventory.tools, &set.candidates);
         let scores: Vec<Option<f64>> = index.scores(&prompt).into_iter().map(Some).collect();
-        evidence = candidate_evidence(&index, &inventory.tools, &set.candidates, &prompt);
+        evidence = candidate_evidence(&index, &prompt);
         select(&scores, decision.threshold, cap)
     };
     let mut available = Vec::new();
