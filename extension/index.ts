@@ -4,7 +4,7 @@
 // addon itself cannot be loaded (there is then nothing to ask).
 
 import { createRequire } from "node:module";
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -75,15 +75,41 @@ function loadAddon(): Addon | undefined {
 	return undefined;
 }
 
+// The settings reader's bound (config-reader's MAX_SETTINGS_FILE_BYTES, 64 KiB).
+const MAX_SETTINGS_FILE_BYTES = 64 * 1024;
+
+// Reads a regular file of at most `limit` bytes, as the Rust readers do: opened non-blocking (a
+// FIFO never makes Pi wait for a writer), checked on the opened descriptor, read one byte past the
+// bound at most. Throws for anything else (a folder, a FIFO, a device, a larger file).
+function readBounded(path: string, limit: number): string {
+	const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY | constants.O_NOFOLLOW);
+	try {
+		const stat = fstatSync(fd);
+		if (!stat.isFile() || stat.size > limit) throw Object.assign(new Error("EBOUNDED"), { code: "EBOUNDED" });
+		const buffer = Buffer.alloc(limit + 1);
+		let length = 0;
+		for (;;) {
+			const n = readSync(fd, buffer, length, buffer.length - length, null);
+			if (n === 0) break;
+			length += n;
+			if (length > limit) throw Object.assign(new Error("EBOUNDED"), { code: "EBOUNDED" });
+		}
+		return buffer.toString("utf8", 0, length);
+	} finally {
+		closeSync(fd);
+	}
+}
+
 // Degraded mode, only when the addon cannot be loaded: nothing can be decided, so external calls
 // are blocked while the switch may be on. The switch is read here with the least logic that can
-// fail closed: a missing file means the default (off); an unreadable one counts as on.
+// fail closed: a missing file means the default (off); an unreadable one (not a regular file,
+// larger than the bound, not JSON) counts as on.
 function switchMayBeOn(): boolean {
 	const env = process.env.PI_CODING_AGENT_DIR;
 	const home = homedir();
 	const agentDir = !env ? join(home, ".pi", "agent") : env === "~" ? home : env.startsWith("~/") ? join(home, env.slice(2)) : env;
 	try {
-		const settings = JSON.parse(readFileSync(join(agentDir, "pi-context-decisions", "settings.json"), "utf8"));
+		const settings = JSON.parse(readBounded(join(agentDir, "pi-context-decisions", "settings.json"), MAX_SETTINGS_FILE_BYTES));
 		return settings?.tools?.enabled !== false && settings?.tools?.enabled !== undefined;
 	} catch (error: any) {
 		return error?.code !== "ENOENT";

@@ -79,3 +79,19 @@ fn the_scan_finds_sentences() {
     assert!(!is_sentence(&found[0]));
     assert!(is_sentence(&found[1]));
 }
+
+/// Issue 18, finding 5: the extension's one file read of its own (the switch, when the addon
+/// cannot load) opens the file non-blocking, takes only a regular file and reads with a bound,
+/// as the Rust readers do; nothing reads a whole file unbounded.
+#[test]
+fn the_extension_reads_files_only_bounded_and_non_blocking() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../extension/index.ts");
+    let source = std::fs::read_to_string(path).unwrap();
+    for unbounded in ["readFileSync", "createReadStream", "readFile("] {
+        assert!(!source.contains(unbounded), "{unbounded}");
+    }
+    assert!(source.contains("constants.O_RDONLY | constants.O_NONBLOCK"));
+    assert!(source.contains("fstatSync(fd)"));
+    assert!(source.contains("!stat.isFile() || stat.size > limit"));
+    assert!(source.contains("const MAX_SETTINGS_FILE_BYTES = 64 * 1024;"));
+}

@@ -117,7 +117,10 @@ impl Pi {
         // grant nothing (torn, altered, unreadable).
         let warnings = effects
             .iter()
-            .filter(|e| matches!(e, Effect::Warn(t) if t.contains("could not be read whole")))
+            .filter(|e| {
+                matches!(e, Effect::Warn(t) if t.contains("could not be read whole")
+                    || t.contains("could not be trusted"))
+            })
             .count();
         assert_eq!(effects.len(), warnings, "{effects:?}");
         assert_eq!(warnings, usize::from(!session.findings().is_empty()));
@@ -1116,10 +1119,28 @@ fn decisions_test_asks_the_selected_model_one_small_question() {
     );
     let text = pi.session.decision_test().unwrap();
     assert!(
-        text.contains("the embedded scorer answered")
-            && text.contains("it ranks the relevant tool first"),
+        text.contains("the embedded scorer answered") && text.contains("at the threshold 0.625"),
         "{text}"
     );
+    // The settings as saved now, not as of the last prompt: a threshold lowered meanwhile lets
+    // the forecast tool in (the chart tool shares no word with the question and scores 0).
+    let mut saved = pi.session.settings().clone();
+    saved.decision.threshold = 0.05;
+    pi.session
+        .settings_changed(SettingsRead::Read(saved.clone()), ProjectRead::Absent);
+    let text = pi.session.decision_test().unwrap();
+    assert!(
+        text.contains(
+            "at the threshold 0.05, the forecast tool would be made available and the chart \
+             tool withheld"
+        ),
+        "{text}"
+    );
+    saved.decision.max_new_tools = 0;
+    pi.session
+        .settings_changed(SettingsRead::Read(saved), ProjectRead::Absent);
+    let text = pi.session.decision_test().unwrap();
+    assert!(text.contains("a cap of 0 new per round"), "{text}");
     let mut pi = Pi::start(Settings::default(), ScopedAllowlist::default());
     assert!(pi
         .session
@@ -1133,8 +1154,20 @@ fn decisions_test_asks_the_selected_model_one_small_question() {
         .session
         .test_decided(job.id, vec![Ok(answer(&job.requests[0], "forecast", 0.8))]);
     assert!(
-        good.contains("scored 0.80 for a forecast tool and 0.00 for a chart tool"),
+        good.contains(
+            "scored 0.80 for a forecast tool and 0.00 for a chart tool: at the threshold 0.625, \
+             the forecast tool would be made available and the chart tool withheld"
+        ),
         "{good}"
+    );
+    // A relevant score below the threshold is no success (issue 15: 0.46 was reported as one).
+    let job = pi.session.decision_test().unwrap_err();
+    let weak = pi
+        .session
+        .test_decided(job.id, vec![Ok(answer(&job.requests[0], "forecast", 0.46))]);
+    assert!(
+        weak.contains("the forecast tool would not be made available (0.1"),
+        "{weak}"
     );
     let job = pi.session.decision_test().unwrap_err();
     let bad = pi
@@ -1338,7 +1371,7 @@ fn a_round_torn_by_a_crash_grants_nothing_after_a_restart_and_the_next_round_wor
             .collect();
         assert_eq!(
             codes,
-            [pcd_model::AuditFindingCode::TornRound],
+            [pcd_model::AuditFindingCode::InterruptedRound],
             "{torn_first}"
         );
         assert!(reference.session.findings().is_empty());
@@ -1429,7 +1462,7 @@ fn a_torn_last_line_of_the_session_file_is_ignored_and_the_state_before_it_holds
     let branch = session_file.branch_for(None).unwrap();
     let replay = session_file.fold_branch(&branch).unwrap();
     let codes: Vec<_> = replay.findings.iter().map(|f| f.code).collect();
-    assert_eq!(codes, [pcd_model::AuditFindingCode::TornRound]);
+    assert_eq!(codes, [pcd_model::AuditFindingCode::InterruptedRound]);
     assert!(!replay.state.is_tool_available("pie_chart"));
     let entries = session_file.read_branch(&branch).unwrap();
 
@@ -1594,4 +1627,94 @@ fn a_selected_tools_edit_wins_for_its_run_only() {
         pi.active
     );
     assert!(!pi.active.contains(&withheld));
+}
+
+/// The adversarial finding "one edited entry grants every tool": a branch whose only round was
+/// edited (digest broken), carries an unknown version (`"v"` 0 or 2, as a future release might
+/// write), or an extra field that does not decode. Filtering was active there, so no
+/// "enabled mid-session" baseline applies; the branch's ledger does not fold, so nothing new is
+/// granted on it: boundaries reconcile to what folds and write nothing, the gate enforces what
+/// folds plus the allowlists, and the user is told once.
+#[test]
+fn an_entry_that_does_not_fold_never_widens_and_writes_nothing() {
+    let s = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    let mut pi = Pi::start(s.clone(), ScopedAllowlist::default());
+    pi.prompt("Search the incidents of the checkout service and page the on-call engineer");
+    pi.branch.assistant("done");
+    assert!(
+        !pi.session.is_allowed("web_search"),
+        "the intact file blocks it"
+    );
+    let intact = pi.branch.clone();
+    type Damage = fn(&mut Value);
+    let damages: [(&str, Damage); 4] = [
+        ("digest", |d| d["digest"] = json!("0".repeat(64))),
+        ("v2", |d| d["v"] = json!(2)),
+        ("v0", |d| d["v"] = json!(0)),
+        ("extra field", |d| d["grantEverything"] = json!(true)),
+    ];
+    for (what, damage) in damages {
+        let mut branch = intact.clone();
+        for entry in &mut branch.entries {
+            if entry["customType"] == CUSTOM_TYPE {
+                damage(&mut entry["data"]);
+            }
+        }
+        let (_, start_effects) = Session::start(StartEvent {
+            reason: StartReason::Resume,
+            nonce: "t3".into(),
+            settings: SettingsRead::Read(s.clone()),
+            project: ProjectRead::Absent,
+            mcp_origins: vec![],
+            branch: BranchRead::Entries(branch.entries.clone()),
+        });
+        let warnings: Vec<&String> = start_effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Warn(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(warnings.len(), 1, "{what}: told once");
+        assert!(warnings[0].contains("adds nothing new"), "{what}");
+
+        let mut again = Pi::start_with(s.clone(), ScopedAllowlist::default(), branch, example());
+        assert!(again.session.branch_untrusted(), "{what}");
+        let before = again.branch.ledger_entries();
+        let effects = again.boundary(BoundaryKind::Reconcile);
+        assert!(appended(&effects).is_empty(), "{what}: no baseline");
+        let effects = again.prompt("Search the web for the checkout service status page");
+        assert!(appended(&effects).is_empty(), "{what}: no decision");
+        assert!(
+            !effects.iter().any(|e| matches!(e, Effect::Decide(_))),
+            "{what}: no model is asked"
+        );
+        assert_eq!(again.branch.ledger_entries(), before, "{what}");
+        for tool in ["web_search", "web_fetch", "page_oncall"] {
+            let name = example()
+                .into_iter()
+                .find(|t| t.name.ends_with(tool))
+                .unwrap()
+                .name;
+            assert!(
+                !again.session.is_allowed(&name),
+                "{what}: {name} stays withheld"
+            );
+            assert!(
+                again.call(&name).is_some(),
+                "{what}: a call to {name} is blocked"
+            );
+        }
+        assert!(
+            !again.active.iter().any(|t| t == "web_search"),
+            "{what}: reconciled to what folds"
+        );
+        // Internal tools still pass.
+        assert!(again.session.is_allowed("read"), "{what}");
+    }
 }

@@ -1,10 +1,11 @@
 //! `cargo xtask replay SESSION.jsonl|FOLDER [--leaf ID] [--sqlite DB] [--json]`: the ledger of
 //! one branch, round by round, its audit findings and the final availability.
 //!
-//! Exit status: 0 when clean, 1 when the ledger does not fold whole (any audit finding: an entry
-//! torn, altered, undecodable, of a newer version, without an id, or cut off the branch by an
-//! orphan or a cycle; or a damaged ledger line), 2 when a file cannot be read (or the arguments
-//! are wrong, or a `--sqlite` mirror is missing or does not match the file).
+//! Exit status: 0 when clean, 1 when the ledger does not fold whole (any audit finding but an
+//! interrupted append: an entry torn, altered, undecodable, of a newer version, without an id,
+//! or cut off the branch by an orphan or a cycle; or a damaged ledger line), 2 when a file
+//! cannot be read (or the arguments are wrong, or a `--sqlite` mirror is missing or does not
+//! match the file).
 
 use crate::sessions::{display_name, session_files};
 use pcd_ledger::{BranchReplay, Mirror, MirrorError, RoundSummary, SessionFile};
@@ -65,10 +66,16 @@ impl Report {
             || self.problems.iter().any(|p| p.2)
     }
 
-    /// Whether the audit passes: every finding fails it, a newer version's entries included
-    /// (this reader cannot tell what they grant).
+    /// Whether the audit passes: no finding untrusts the branch (a newer version's entries do:
+    /// this reader cannot tell what they grant; an interrupted append does not) and no ledger
+    /// line is damaged.
     fn clean(&self) -> bool {
-        self.replay.findings.is_empty() && !self.problems.iter().any(|p| p.2)
+        !self
+            .replay
+            .findings
+            .iter()
+            .any(|f| f.code.untrusts_branch())
+            && !self.problems.iter().any(|p| p.2)
     }
 }
 

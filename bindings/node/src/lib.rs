@@ -396,9 +396,11 @@ impl PiSession {
     }
 
     /// `/decisions test`: `{"text": …}` when it is answered at once, or `{"job": {…}}` (a
-    /// `decide` effect) whose answers go to `testDecided`.
+    /// `decide` effect) whose answers go to `testDecided`. Reads the files again first (and
+    /// tells the session), so the test uses the settings as saved now.
     #[napi]
     pub fn decision_test(&mut self) -> String {
+        self.settings_changed();
         match self.inner.decision_test() {
             Ok(text) => serde_json::json!({ "text": text }).to_string(),
             Err(job) => serde_json::json!({ "job": Effect::Decide(job).to_json() }).to_string(),

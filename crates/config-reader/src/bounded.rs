@@ -1,8 +1,8 @@
-//! Bounded, no-follow reading of one configuration file.
+//! Bounded, no-follow reading of one configuration file, through the workspace's one bounded
+//! reader ([`pcd_bounded_read`]), in the terms the configuration readers use.
 
-use std::fs::{File, OpenOptions};
-use std::io::{ErrorKind, Read};
-use std::os::unix::fs::OpenOptionsExt;
+use pcd_bounded_read::Follow;
+use pcd_model::FileReadProblem;
 use std::path::Path;
 
 /// What reading one file gave.
@@ -20,47 +20,22 @@ pub(crate) enum FileRead {
     Unreadable(std::io::ErrorKind),
 }
 
-/// Opens `path` for reading without following a symlink in its last component (folders above
-/// it may be links, as dotfile managers make them) and without blocking on a FIFO.
-pub(crate) fn open_no_follow(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-}
-
-/// Why an open failed, in the reader's terms.
-fn classify_open_error(path: &Path, error: &std::io::Error) -> FileRead {
-    if error.kind() == ErrorKind::NotFound || error.raw_os_error() == Some(libc::ENOTDIR) {
-        return FileRead::Absent;
-    }
-    // ELOOP (a symlink under O_NOFOLLOW), ENXIO (a socket) and the like: look at the path itself.
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() || !meta.is_file() => FileRead::NotRegular,
-        Ok(_) => FileRead::Unreadable(error.kind()),
-        Err(e) if e.kind() == ErrorKind::NotFound => FileRead::Absent,
-        Err(e) => FileRead::Unreadable(e.kind()),
-    }
-}
-
-/// Reads a regular file of at most `limit` bytes, never reading more than `limit + 1`.
+/// Reads a regular file of at most `limit` bytes, never reading more than `limit + 1`, without
+/// following a symlink in its last component (folders above it may be links, as dotfile managers
+/// make them) and without blocking on a FIFO.
 pub(crate) fn read_bounded(path: &Path, limit: u64) -> FileRead {
-    let file = match open_no_follow(path) {
-        Ok(file) => file,
-        Err(e) => return classify_open_error(path, &e),
-    };
-    // The check is on the opened handle, so a swap of the path after the open cannot smuggle a
-    // device or a directory in.
-    match file.metadata() {
-        Ok(meta) if meta.is_file() => {}
-        Ok(_) => return FileRead::NotRegular,
-        Err(e) => return FileRead::Unreadable(e.kind()),
-    }
-    let mut bytes = Vec::with_capacity(8 * 1024);
-    match file.take(limit + 1).read_to_end(&mut bytes) {
-        Ok(_) if bytes.len() as u64 > limit => FileRead::TooLarge,
-        Ok(_) => FileRead::Bytes(bytes),
-        Err(e) => FileRead::Unreadable(e.kind()),
+    match pcd_bounded_read::read_bounded(path, limit, Follow::NoSymlinks) {
+        Ok(bytes) => FileRead::Bytes(bytes),
+        Err(FileReadProblem::NotFound) => FileRead::Absent,
+        Err(FileReadProblem::TooLarge { .. }) => FileRead::TooLarge,
+        Err(FileReadProblem::Io(kind)) => FileRead::Unreadable(kind),
+        Err(
+            FileReadProblem::Directory
+            | FileReadProblem::Fifo
+            | FileReadProblem::Device
+            | FileReadProblem::Socket
+            | FileReadProblem::Symlink,
+        ) => FileRead::NotRegular,
     }
 }
 

@@ -157,6 +157,32 @@ pub enum StoreError {
         /// Which file.
         file: StoreFile,
     },
+    /// The `.lock` file beside the file is a symlink or not a regular file: the lock is never
+    /// taken through a link, so the file is not saved.
+    #[error(
+        "{} was not saved: its lock file is a symbolic link or not a regular file",
+        file.describe()
+    )]
+    LockNotRegularFile {
+        /// Which file.
+        file: StoreFile,
+    },
+    /// The file holds a lone surrogate escape (`"\ud800"`). Reading it works field by field
+    /// (the text reads as U+FFFD, which no field accepts), but a save would rewrite that text,
+    /// so it is refused.
+    #[error(
+        "{} was not saved: it holds text that is not valid Unicode (a lone surrogate escape at \
+         line {line}, column {column})",
+        file.describe()
+    )]
+    NotUnicode {
+        /// Which file.
+        file: StoreFile,
+        /// 1-based line of the first lone surrogate escape.
+        line: usize,
+        /// 1-based column (in bytes) of its backslash.
+        column: usize,
+    },
     /// A change would save an entry that breaks the allowlist rules.
     #[error("{} cannot save entry {index} of the change: {error}", file.describe())]
     InvalidEntry {
@@ -194,11 +220,18 @@ pub enum Loaded<T> {
 
 /// The raw JSON object of a file, or why there is none.
 fn read_object(path: &Path, file: StoreFile) -> Result<Option<Map<String, Value>>, StoreError> {
-    object_of(read_bounded(path, MAX_SETTINGS_FILE_BYTES), file)
+    Ok(object_of(read_bounded(path, MAX_SETTINGS_FILE_BYTES), file)?.map(|parsed| parsed.map))
+}
+
+/// A file's JSON object, and where its first lone surrogate escape is (1-based line and column),
+/// if it has one.
+struct Parsed {
+    map: Map<String, Value>,
+    lone_surrogate: Option<(usize, usize)>,
 }
 
 /// What one bounded read gave, as a JSON object.
-fn object_of(read: FileRead, file: StoreFile) -> Result<Option<Map<String, Value>>, StoreError> {
+fn object_of(read: FileRead, file: StoreFile) -> Result<Option<Parsed>, StoreError> {
     let bytes = match read {
         FileRead::Absent => return Ok(None),
         FileRead::Bytes(bytes) => bytes,
@@ -215,14 +248,23 @@ fn object_of(read: FileRead, file: StoreFile) -> Result<Option<Map<String, Value
     parse_object(&bytes, file).map(Some)
 }
 
-/// A file's bytes as a JSON object (a leading byte-order mark is allowed).
-fn parse_object(bytes: &[u8], file: StoreFile) -> Result<Map<String, Value>, StoreError> {
+/// A file's bytes as a JSON object (a leading byte-order mark is allowed). A lone surrogate
+/// escape reads as U+FFFD, so only the field or entry that holds it falls back.
+fn parse_object(bytes: &[u8], file: StoreFile) -> Result<Parsed, StoreError> {
     if bytes.len() as u64 > MAX_SETTINGS_FILE_BYTES {
         return Err(StoreError::TooLarge { file });
     }
     let text = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    let stood_in = stand_in_for_lone_surrogates(text);
+    let (text, lone_surrogate) = match &stood_in {
+        Some((text, at)) => (text.as_slice(), Some(line_and_column(text, *at))),
+        None => (text, None),
+    };
     match serde_json::from_slice::<Value>(text) {
-        Ok(Value::Object(map)) => Ok(map),
+        Ok(Value::Object(map)) => Ok(Parsed {
+            map,
+            lone_surrogate,
+        }),
         Ok(_) => Err(StoreError::NotJson {
             file,
             line: 0,
@@ -236,9 +278,67 @@ fn parse_object(bytes: &[u8], file: StoreFile) -> Result<Map<String, Value>, Sto
     }
 }
 
+/// `text` with every lone surrogate escape in it (`\ud800` without its other half, which
+/// `JSON.parse` accepts and serde_json refuses with the whole file) replaced by `\ufffd`, and the
+/// byte offset of the first one; `None` when there is none. The replacement has the same length,
+/// so every position the parser reports stays true. Escapes are only looked for inside strings;
+/// the text is otherwise left to the parser.
+fn stand_in_for_lone_surrogates(text: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let unit_at = |i: usize| -> Option<u16> {
+        let digits = text.get(i..i + 4)?;
+        u16::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+    };
+    let escape_at = |i: usize| text.get(i) == Some(&b'\\') && text.get(i + 1) == Some(&b'u');
+    let mut out: Option<(Vec<u8>, usize)> = None;
+    let mut in_string = false;
+    let mut i = 0;
+    while i < text.len() {
+        match (in_string, text[i]) {
+            (_, b'"') => {
+                in_string = !in_string;
+                i += 1;
+            }
+            (true, b'\\') if escape_at(i) => {
+                let lone = match unit_at(i + 2) {
+                    Some(0xD800..=0xDBFF) => {
+                        if escape_at(i + 6) && matches!(unit_at(i + 8), Some(0xDC00..=0xDFFF)) {
+                            i += 12;
+                            continue;
+                        }
+                        true
+                    }
+                    Some(0xDC00..=0xDFFF) => true,
+                    _ => false,
+                };
+                if lone {
+                    let (copy, _) = out.get_or_insert_with(|| (text.to_vec(), i));
+                    copy[i + 2..i + 6].copy_from_slice(b"fffd");
+                }
+                i += 6;
+            }
+            (true, b'\\') => i += 2,
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// The 1-based line and column (in bytes) of byte `at` of `text`.
+fn line_and_column(text: &[u8], at: usize) -> (usize, usize) {
+    let before = &text[..at.min(text.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let column = before.len()
+        - before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1)
+        + 1;
+    (line, column)
+}
+
 /// The sans-IO part of [`read_global_settings`]: the file's bytes in, the settings out.
 pub fn parse_global_settings(bytes: &[u8]) -> Result<(Settings, Vec<SettingsWarning>), StoreError> {
-    let map = parse_object(bytes, StoreFile::GlobalSettings)?;
+    let map = parse_object(bytes, StoreFile::GlobalSettings)?.map;
     Ok(Settings::from_json(&Value::Object(map)))
 }
 
@@ -246,7 +346,7 @@ pub fn parse_global_settings(bytes: &[u8]) -> Result<(Settings, Vec<SettingsWarn
 pub fn parse_project_allowlist(
     bytes: &[u8],
 ) -> Result<(ScopedAllowlist, Vec<SettingsWarning>), StoreError> {
-    let map = parse_object(bytes, StoreFile::ProjectAllowlists)?;
+    let map = parse_object(bytes, StoreFile::ProjectAllowlists)?.map;
     Ok(ProjectAllowlistFile::from_json(&Value::Object(map)))
 }
 
@@ -525,8 +625,23 @@ fn update(
     })?;
     fs.create_folder(dir)
         .map_err(failed(StoreStep::CreateFolder))?;
-    let _lock = fs.lock(&lock_path(path)).map_err(failed(StoreStep::Lock))?;
-    let mut root = object_of(fs.read(path, MAX_SETTINGS_FILE_BYTES), file)?.unwrap_or_default();
+    let _lock = fs.lock(&lock_path(path)).map_err(|e| {
+        if e.get_ref()
+            .is_some_and(|inner| inner.is::<LockNotRegular>())
+        {
+            StoreError::LockNotRegularFile { file }
+        } else {
+            failed(StoreStep::Lock)(e)
+        }
+    })?;
+    let mut root = match object_of(fs.read(path, MAX_SETTINGS_FILE_BYTES), file)? {
+        None => Map::new(),
+        Some(Parsed {
+            lone_surrogate: Some((line, column)),
+            ..
+        }) => return Err(StoreError::NotUnicode { file, line, column }),
+        Some(parsed) => parsed.map,
+    };
     modify(&mut root);
     let mut text =
         serde_json::to_string_pretty(&Value::Object(root.clone())).map_err(|_| StoreError::Io {
@@ -692,7 +807,12 @@ impl SaveFs for Os {
     }
 
     fn sync_folder(&self, dir: &Path) -> std::io::Result<()> {
-        File::open(dir)?.sync_all()
+        // O_DIRECTORY: a FIFO or a file swapped in for the folder fails at once, never blocks.
+        OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK)
+            .open(dir)?
+            .sync_all()
     }
 
     fn list_folder(&self, dir: &Path) -> std::io::Result<Vec<std::ffi::OsString>> {
@@ -713,16 +833,38 @@ struct Lock {
     _file: File,
 }
 
+/// The error payload of a lock file that is a symlink or not a regular file.
+#[derive(Debug)]
+struct LockNotRegular;
+
+impl std::fmt::Display for LockNotRegular {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the lock file is not a regular file")
+    }
+}
+
+impl std::error::Error for LockNotRegular {}
+
 impl Lock {
+    /// Opens (creating it) and locks the lock file: never through a symlink, never blocking on
+    /// a FIFO, only a regular file.
     fn take(path: &Path) -> std::io::Result<Lock> {
+        let not_regular = || std::io::Error::new(std::io::ErrorKind::InvalidInput, LockNotRegular);
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
             .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(path)?;
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(path)
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::ELOOP | libc::ENXIO | libc::EISDIR) => not_regular(),
+                _ => e,
+            })?;
+        if !file.metadata()?.is_file() {
+            return Err(not_regular());
+        }
         flock_exclusive(&file)?;
         Ok(Lock { _file: file })
     }
@@ -821,6 +963,120 @@ mod tests {
             read_project_allowlist(dir.path()),
             Loaded::Unreadable(StoreError::NotRegularFile { .. })
         ));
+    }
+
+    /// Issue 18, item 7: a lone surrogate in one list entry made the whole file "not JSON" (so
+    /// every setting fell back); now only that entry is refused, and a save refuses to rewrite
+    /// the file instead of changing that text.
+    #[test]
+    fn a_lone_surrogate_in_one_entry_falls_back_alone() {
+        let dir = TestDir::new();
+        let text = "{\"tools\": {\"enabled\": true, \"mode\": \"mcp\",\n  \"alwaysAllowedTools\": [\"web_fetch\", \"bad\\ud800\", \"ok\\ud83d\\ude00\"],\n  \"alwaysAllowedMcpServers\": [\"docs\"]},\n \"decision\": {\"model\": \"m\\udc00\", \"threshold\": 0.5}}";
+        let path = dir.write("pi-context-decisions/settings.json", text.as_bytes());
+        let Loaded::Read { value, warnings } = read_global_settings(dir.path()) else {
+            panic!("{:?}", read_global_settings(dir.path()));
+        };
+        assert!(value.tools.enabled);
+        assert_eq!(value.tools.mode, pcd_model::Mode::Mcp);
+        let names: Vec<&str> = value
+            .tools
+            .always_allowed_tools
+            .iter()
+            .map(|t| t.as_str())
+            .collect();
+        assert_eq!(names, ["web_fetch", "ok\u{1F600}"]);
+        assert_eq!(value.tools.always_allowed_groups.len(), 1);
+        assert_eq!(value.decision.model, None);
+        assert_eq!(value.decision.threshold, 0.5);
+        assert_eq!(
+            warnings,
+            [
+                SettingsWarning {
+                    field: "tools.alwaysAllowedTools",
+                    code: pcd_model::SettingsWarningCode::InvalidEntry {
+                        index: 1,
+                        error: AllowlistError::NotUnicode { position: 3 },
+                    },
+                },
+                SettingsWarning {
+                    field: "decision.model",
+                    code: pcd_model::SettingsWarningCode::BadFormat {
+                        rule: "1 to 256 characters of valid Unicode, no control characters",
+                    },
+                },
+            ]
+        );
+        // The project file too.
+        dir.write(
+            ".pi/pi-context-decisions.json",
+            br#"{"alwaysAllowedTools": ["\udfff", "t"], "alwaysAllowed": []}"#,
+        );
+        let Loaded::Read { value, warnings } = read_project_allowlist(dir.path()) else {
+            panic!("the project file is read");
+        };
+        assert_eq!(value.tools.len(), 1);
+        assert_eq!(warnings.len(), 1);
+        // A save would have to rewrite the text: it is refused, naming where, and the file stays.
+        let change = SettingsChange::default()
+            .set("tools.enabled", json!(false))
+            .unwrap();
+        assert_eq!(
+            save_global_settings(dir.path(), &change),
+            Err(StoreError::NotUnicode {
+                file: StoreFile::GlobalSettings,
+                line: 2,
+                column: 43,
+            })
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), text.as_bytes());
+    }
+
+    #[test]
+    fn lone_surrogates_are_found_only_inside_strings() {
+        let stand_in = |t: &str| {
+            stand_in_for_lone_surrogates(t.as_bytes())
+                .map(|(text, at)| (String::from_utf8(text).unwrap(), at))
+        };
+        assert_eq!(stand_in(r#"{"a": "\ud83d\ude00", "b": "\\ud800"}"#), None);
+        assert_eq!(
+            stand_in(r#"{"a": "x\ud800\ud800\udc00"}"#),
+            Some((r#"{"a": "x\ufffd\ud800\udc00"}"#.to_owned(), 8))
+        );
+        assert_eq!(
+            stand_in(r#"{"\udc00": "\uDBFF"}"#),
+            Some((r#"{"\ufffd": "\ufffd"}"#.to_owned(), 2))
+        );
+        // Cut short: left to the parser, which reports it.
+        assert_eq!(stand_in(r#"{"a": "\ud8"#), None);
+        assert_eq!(line_and_column(b"ab\ncd", 4), (2, 2));
+    }
+
+    /// Issue 18, item 7: a lock file that is a symbolic link is named as the reason a save
+    /// failed, and nothing is written through it.
+    #[test]
+    fn a_symlinked_lock_file_is_the_reason_a_save_fails() {
+        let dir = TestDir::new();
+        let path = dir.write("pi-context-decisions/settings.json", b"{}");
+        let target = dir.write("elsewhere", b"");
+        std::os::unix::fs::symlink(&target, lock_path(&path)).unwrap();
+        let change = SettingsChange::default()
+            .set("tools.enabled", json!(true))
+            .unwrap();
+        assert_eq!(
+            save_global_settings(dir.path(), &change),
+            Err(StoreError::LockNotRegularFile {
+                file: StoreFile::GlobalSettings
+            })
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"{}");
+        std::fs::remove_file(lock_path(&path)).unwrap();
+        std::fs::create_dir(lock_path(&path)).unwrap();
+        assert_eq!(
+            save_global_settings(dir.path(), &change),
+            Err(StoreError::LockNotRegularFile {
+                file: StoreFile::GlobalSettings
+            })
+        );
     }
 
     #[test]

@@ -6,10 +6,15 @@ use crate::mcp_origins::{resolve_agent_dir, AGENT_DIR_ENV};
 use crate::session::{
     BranchRead, InventoryRead, Session, SettingsRead, StartEvent, StartReason, ToolCallEvent,
 };
+use pcd_bounded_read::{read_bounded, Follow};
 use pcd_config_reader::PiVersion;
 use pcd_ledger::SessionFile;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
+
+/// The largest `simulate` script read: a recording holds the inventory once and then only what
+/// changed, so this is the inventory's own bound ([`crate::inventory::MAX_INVENTORY_FILE_BYTES`]).
+pub const MAX_SCRIPT_FILE_BYTES: u64 = crate::inventory::MAX_INVENTORY_FILE_BYTES;
 
 /// Where the settings and the session come from, for `list` and `gate`.
 #[derive(Debug, clap::Args)]
@@ -63,7 +68,7 @@ pub struct GateArgs {
     pub json: bool,
 }
 
-fn agent_dir(given: &Option<PathBuf>) -> Result<PathBuf, String> {
+pub(crate) fn agent_dir(given: &Option<PathBuf>) -> Result<PathBuf, String> {
     match given {
         Some(dir) => Ok(dir.clone()),
         None => resolve_agent_dir(
@@ -83,7 +88,7 @@ fn branch_entries(path: &Path, leaf: Option<&str>) -> Result<Vec<Value>, String>
 }
 
 /// The folder given, or the current one.
-fn cwd_or_current(given: &Option<PathBuf>) -> Result<PathBuf, String> {
+pub(crate) fn cwd_or_current(given: &Option<PathBuf>) -> Result<PathBuf, String> {
     match given {
         Some(dir) => Ok(dir.clone()),
         None => std::env::current_dir()
@@ -240,8 +245,8 @@ pub fn gate(args: &GateArgs) -> Result<(String, bool), String> {
 pub fn simulate(script: &Path) -> Result<(String, (usize, Vec<usize>)), String> {
     use pcd_ui_text::{script_file_error, ScriptFileProblem as P};
     let name = script.display().to_string();
-    let bytes = std::fs::read(script)
-        .map_err(|e| script_file_error(&name, P::Read(&e.kind().to_string())))?;
+    let bytes = read_bounded(script, MAX_SCRIPT_FILE_BYTES, Follow::Symlinks)
+        .map_err(|problem| script_file_error(&name, P::Read(problem)))?;
     let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
         script_file_error(
             &name,

@@ -1,8 +1,8 @@
 //! Reading a `getAllTools()`-shaped inventory file, bounded, with errors that name the file.
 
-use pcd_model::{parse_inventory, Inventory, InventoryError, ToolProblem};
+use pcd_bounded_read::{read_bounded, Follow};
+use pcd_model::{parse_inventory, FileReadProblem, Inventory, InventoryError, ToolProblem};
 use pcd_ui_text::{tools_file_error, ToolsFileProblem as P};
-use std::io::Read;
 use std::path::Path;
 
 /// The largest inventory file read (100,000 tools with long descriptions fit).
@@ -15,19 +15,14 @@ const MAX_LISTED_PROBLEMS: usize = 10;
 /// sentences are ui-text's ([`pcd_ui_text::tools_file_error`]).
 #[derive(Debug, thiserror::Error)]
 pub enum InventoryFileError {
-    /// The file could not be opened or read.
-    #[error("{}", tools_file_error(file, P::Read(reason)))]
+    /// The file is not a regular file, is larger than [`MAX_INVENTORY_FILE_BYTES`], or could not
+    /// be opened or read.
+    #[error("{}", tools_file_error(file, P::Read(*problem)))]
     Read {
         /// The file as given.
         file: String,
-        /// The operating system's reason.
-        reason: String,
-    },
-    /// The file is larger than [`MAX_INVENTORY_FILE_BYTES`].
-    #[error("{}", tools_file_error(file, P::TooLarge(MAX_INVENTORY_FILE_BYTES)))]
-    TooLarge {
-        /// The file as given.
-        file: String,
+        /// What is wrong.
+        problem: FileReadProblem,
     },
     /// The file is not UTF-8.
     #[error("{}", tools_file_error(file, P::NotUtf8))]
@@ -58,19 +53,13 @@ pub enum InventoryFileError {
 /// Reads and parses an inventory file strictly: an entry that is not a usable tool is an error.
 pub fn read_inventory_file(path: &Path) -> Result<Inventory, InventoryFileError> {
     let file = path.display().to_string();
-    let read_err = |e: std::io::Error| InventoryFileError::Read {
-        file: file.clone(),
-        reason: e.kind().to_string(),
-    };
-    let handle = std::fs::File::open(path).map_err(read_err)?;
-    let mut bytes = Vec::new();
-    handle
-        .take(MAX_INVENTORY_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read_err)?;
-    if bytes.len() as u64 > MAX_INVENTORY_FILE_BYTES {
-        return Err(InventoryFileError::TooLarge { file });
-    }
+    let bytes =
+        read_bounded(path, MAX_INVENTORY_FILE_BYTES, Follow::Symlinks).map_err(|problem| {
+            InventoryFileError::Read {
+                file: file.clone(),
+                problem,
+            }
+        })?;
     let text =
         String::from_utf8(bytes).map_err(|_| InventoryFileError::NotUtf8 { file: file.clone() })?;
     parse_inventory_text(&text, &file)

@@ -1,14 +1,18 @@
 //! The `pick` command: what the picker would make available for one prompt, and why.
 //!
-//! It reads an inventory file, forms the candidates (internal tools are never candidates; in
-//! `mcp` mode extension tools with no usable provenance are left unfiltered), scores them with
-//! the chosen decision model, and applies the default threshold and cap. Nothing is recorded.
+//! It reads an inventory file and the user's settings as Pi finds them (the global settings in
+//! the agent directory, the project allowlist in `<cwd>/.pi/`, and, when the settings approve
+//! it, the names-only MCP origins of the global `mcp.json`), forms the candidates (internal and
+//! allowlisted tools are never candidates; in `mcp` mode extension tools with no usable
+//! provenance are left unfiltered), scores them with the chosen decision model (`--scorer`,
+//! whatever `decision.provider` says, so that it always shows a decision), and applies the
+//! threshold and cap of the settings or of the flags. Nothing is recorded.
 
 use crate::http_scorer::HttpScorer;
 use crate::inventory::read_inventory_file;
-use pcd_model::{Allowlists, Classifier, DecisionSettings, Mode};
+use pcd_model::{Allowlists, Classifier, DecisionSettings, GroupKey, Mode, Settings};
 use pcd_picker::candidates::{candidates, Available, CandidateKey, Exempt};
-use pcd_picker::embedded;
+use pcd_picker::embedded::{self, EmbeddedIndex, Evidence};
 use pcd_picker::request::{build_requests, parse_answer, Cancellation, DecisionModel, ModelError};
 use pcd_picker::round::{rounded, select, Outcome};
 use pcd_picker::text::bounded;
@@ -27,16 +31,95 @@ pub struct PickArgs {
     /// The user's prompt.
     #[arg(long, value_name = "TEXT")]
     pub prompt: String,
-    /// tools: every external tool is a candidate; mcp: every group is.
-    #[arg(long, default_value = "tools", value_parser = ["tools", "mcp"])]
-    pub mode: String,
+    /// tools: every external tool is a candidate; mcp: every group is [default: tools.mode of
+    /// the settings].
+    #[arg(long, value_parser = ["tools", "mcp"])]
+    pub mode: Option<String>,
     /// The decision model: embedded (offline), or http (an OpenAI-compatible endpoint named by
     /// CONTEXT_DECISIONS_BASE_URL and CONTEXT_DECISIONS_MODEL, key in CONTEXT_DECISIONS_API_KEY).
+    /// The settings' decision.provider does not change it.
     #[arg(long, default_value = "embedded", value_parser = ["embedded", "http"])]
     pub scorer: String,
+    /// Pi's agent directory, whose pi-context-decisions/settings.json applies [default:
+    /// $PI_CODING_AGENT_DIR, else ~/.pi/agent].
+    #[arg(long, value_name = "DIR")]
+    pub agent_dir: Option<std::path::PathBuf>,
+    /// The project folder, whose .pi/pi-context-decisions.json allowlist applies [default: the
+    /// current one].
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<std::path::PathBuf>,
+    /// The threshold and caps, each overriding the settings.
+    #[command(flatten)]
+    pub selection: SelectionFlags,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The flags `pick` and `eval` share for the selection; each overrides the settings.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SelectionFlags {
+    /// The inclusive score threshold, 0 to 1 [default: decision.threshold of the settings,
+    /// 0.625 built in].
+    #[arg(long, value_name = "T", value_parser = parse_threshold)]
+    pub threshold: Option<f64>,
+    /// How many tools one round adds at most, 0 to 1000 [default: decision.maxNewTools, 6 built
+    /// in].
+    #[arg(long, value_name = "N", value_parser = |v: &str| parse_cap(v, "--max-new-tools"))]
+    pub max_new_tools: Option<u32>,
+    /// How many groups one round adds at most in mcp mode, 0 to 1000 [default:
+    /// decision.maxNewGroups, 2 built in].
+    #[arg(long, value_name = "N", value_parser = |v: &str| parse_cap(v, "--max-new-groups"))]
+    pub max_new_groups: Option<u32>,
+}
+
+impl SelectionFlags {
+    /// Puts the flags given into `decision`; returns the flags that were given.
+    pub fn apply(&self, decision: &mut DecisionSettings) -> Vec<String> {
+        let mut given = Vec::new();
+        if let Some(t) = self.threshold {
+            decision.threshold = t;
+            given.push("--threshold".to_owned());
+        }
+        if let Some(n) = self.max_new_tools {
+            decision.max_new_tools = n;
+            given.push("--max-new-tools".to_owned());
+        }
+        if let Some(n) = self.max_new_groups {
+            decision.max_new_groups = n;
+            given.push("--max-new-groups".to_owned());
+        }
+        given
+    }
+}
+
+/// `--threshold`: a number in [0, 1], as `decision.threshold` takes it.
+pub fn parse_threshold(value: &str) -> Result<f64, String> {
+    value
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|t| (0.0..=1.0).contains(t))
+        .ok_or_else(|| pcd_ui_text::flag_range_error("--threshold", false, "0", "1"))
+}
+
+/// A cap flag: a whole number within `decision.maxNewTools`'s bounds (the same for groups).
+fn parse_cap(value: &str, flag: &str) -> Result<u32, String> {
+    let bounds = pcd_model::MAX_NEW_TOOLS_BOUNDS;
+    value
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|n| (bounds.min..=bounds.max).contains(n))
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| {
+            pcd_ui_text::flag_range_error(
+                flag,
+                true,
+                &bounds.min.to_string(),
+                &bounds.max.to_string(),
+            )
+        })
 }
 
 fn exempt_reason(e: Exempt) -> &'static str {
@@ -49,6 +132,47 @@ fn exempt_reason(e: Exempt) -> &'static str {
         Exempt::Unrecordable => PickExempt::Unrecordable,
     }
     .text()
+}
+
+/// Every public field of a value as a JSON object, by name; the pattern names every field, so
+/// a field added to the type fails to compile here until it is added to the list (one word).
+macro_rules! fields_json {
+    ($value:expr, $type:ident { $($field:ident),* $(,)? }) => {{
+        let $type { $($field),* } = $value;
+        json!({ $(stringify!($field): $field),* })
+    }};
+}
+
+/// One candidate's evidence, as `pick --json` shows it: every field of the scorer's
+/// [`Evidence`] (a group's is its best document's), and the calibrated score it makes.
+fn evidence_json(index: &EmbeddedIndex, evidence: &Evidence) -> Value {
+    let mut value = fields_json!(
+        evidence,
+        Evidence {
+            raw,
+            coverage,
+            strength,
+            name_share,
+            rank,
+            relative,
+            best_coverage,
+            best_strength,
+            gap,
+            candidates,
+            local_file,
+        }
+    );
+    value["calibrated"] = json!(index.calibrate(evidence));
+    value
+}
+
+/// Each candidate's evidence for `prompt`, in candidate order.
+fn candidate_evidence(index: &EmbeddedIndex, prompt: &str) -> Vec<Value> {
+    index
+        .candidate_evidence(prompt)
+        .iter()
+        .map(|e| evidence_json(index, e))
+        .collect()
 }
 
 /// Environment variables of the HTTP scorer for the command-line program (the extension reads
@@ -116,16 +240,94 @@ pub fn score_with(
     Ok(scores)
 }
 
+/// The settings `pick` applies and where they came from.
+struct Applied {
+    settings: Settings,
+    allowlists: Allowlists,
+    classifier: Classifier,
+    files: Vec<(&'static str, std::path::PathBuf)>,
+    warnings: Vec<String>,
+}
+
+/// Reads the settings, the project allowlist and (when approved) the global `mcp.json` origins
+/// as Pi finds them. A file that is absent or unreadable applies nothing (an unreadable one is
+/// named in a warning).
+fn applied_settings(args: &PickArgs) -> Result<Applied, String> {
+    let agent_dir = crate::commands::agent_dir(&args.agent_dir)?;
+    let cwd = crate::commands::cwd_or_current(&args.cwd)?;
+    let global = crate::load::load_global_settings(&agent_dir, false);
+    let project = crate::load::load_project_allowlist(&cwd);
+    let mut files = Vec::new();
+    if global.read {
+        files.push((
+            "global",
+            pcd_config_reader::store::global_settings_path(&agent_dir),
+        ));
+    }
+    if project.read {
+        files.push((
+            "project",
+            pcd_config_reader::store::project_allowlist_path(&cwd),
+        ));
+    }
+    let mut warnings = global.warnings;
+    warnings.extend(project.warnings);
+    let settings = match global.value {
+        crate::session::SettingsRead::Read(s) => s,
+        crate::session::SettingsRead::Unreadable => Settings::default(),
+    };
+    let allowlists = Allowlists {
+        global: settings.global_allowlist(),
+        project: match project.value {
+            pcd_gate::ProjectRead::Read(list) => list,
+            _ => Default::default(),
+        },
+    };
+    // The project's own mcp.json is read only for a trusted project, which `pick` cannot know.
+    let (origins, origin_warnings) = crate::load::load_mcp_origins(
+        settings.tools.read_mcp_config,
+        &agent_dir,
+        &cwd,
+        false,
+        pcd_config_reader::PiVersion::NEWEST,
+    );
+    warnings.extend(origin_warnings);
+    let classifier = Classifier::with_mcp_origins(
+        origins
+            .iter()
+            .map(|(name, scope)| (GroupKey::for_mcp_server(name), *scope)),
+    );
+    Ok(Applied {
+        settings,
+        allowlists,
+        classifier,
+        files,
+        warnings,
+    })
+}
+
 /// Runs `pick` and returns what to print.
 pub fn run(args: &PickArgs) -> Result<String, String> {
     let inventory = read_inventory_file(&args.tools).map_err(|e| e.to_string())?;
-    let mode = Mode::parse(&args.mode).unwrap_or_default();
-    let decision = DecisionSettings::default();
+    let Applied {
+        settings,
+        allowlists,
+        classifier,
+        files,
+        warnings,
+    } = applied_settings(args)?;
+    let mut decision = settings.decision.clone();
+    let overridden = args.selection.apply(&mut decision);
+    let mode = args
+        .mode
+        .as_deref()
+        .and_then(Mode::parse)
+        .unwrap_or(settings.tools.mode);
     let set = candidates(
         &inventory.tools,
-        &Classifier::default(),
+        &classifier,
         mode,
-        &Allowlists::default(),
+        &allowlists,
         &Available::default(),
     );
     let cap = match mode {
@@ -134,6 +336,7 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
     } as usize;
     let prompt = bounded(&args.prompt, MAX_PROMPT_CHARS);
     let too_few = set.candidates.len() < decision.minimum_candidates as usize;
+    let mut evidence = Vec::new();
     let outcomes = if too_few {
         Vec::new()
     } else if args.scorer == "http" {
@@ -153,10 +356,13 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
     } else {
         let index = embedded::index_for(&inventory.tools, &set.candidates);
         let scores: Vec<Option<f64>> = index.scores(&prompt).into_iter().map(Some).collect();
+        evidence = candidate_evidence(&index, &prompt);
         select(&scores, decision.threshold, cap)
     };
     let mut available = Vec::new();
     let mut withheld = Vec::new();
+    // The best withheld candidate with a score: (score, name, cut by the cap).
+    let mut best_withheld: Option<(f64, String, bool)> = None;
     for (i, c) in set.candidates.iter().enumerate() {
         let (kind, name) = match &c.key {
             CandidateKey::Tool(n) => ("tool", n.as_str()),
@@ -174,6 +380,9 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         if let Some(s) = outcome.score() {
             row["score"] = json!(rounded(s));
         }
+        if let Some(e) = evidence.get(i).filter(|e| !e.is_null()) {
+            row["evidence"] = e.clone();
+        }
         use pcd_ui_text::PickReason;
         let (reason, added) = match outcome {
             Outcome::Added { .. } => (PickReason::Added, true),
@@ -181,6 +390,16 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
             Outcome::BelowThreshold { .. } => (PickReason::BelowThreshold, false),
             Outcome::Dropped => (PickReason::NoValidScore, false),
         };
+        if let (false, Some(score)) = (added, outcome.score()) {
+            // Candidates come in inventory order: on a tie the first stays the best.
+            if best_withheld
+                .as_ref()
+                .is_none_or(|(best, ..)| score > *best)
+            {
+                let cut = matches!(outcome, Outcome::CutByCap { .. });
+                best_withheld = Some((score, name.to_owned(), cut));
+            }
+        }
         row["reason"] = json!(reason.text());
         if added {
             available.push(row);
@@ -200,15 +419,30 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         .iter()
         .map(|&(i, e)| json!({ "name": inventory.tools[i].name, "reason": exempt_reason(e) }))
         .collect();
+    let best_withheld = best_withheld.map(|(score, name, cut)| {
+        json!({
+            "name": name,
+            "score": rounded(score),
+            "why": if cut { "cap" } else { "threshold" },
+            "below_threshold_by": if cut { 0.0 } else { rounded(decision.threshold - score) },
+        })
+    });
     let value = json!({
         "mode": mode.as_str(),
         "scorer": args.scorer,
         "threshold": decision.threshold,
         "cap": cap,
         "minimum_candidates": decision.minimum_candidates,
+        "settings_files": files
+            .iter()
+            .map(|(scope, path)| json!({ "scope": scope, "path": path.display().to_string() }))
+            .collect::<Vec<_>>(),
+        "overridden": overridden,
+        "warnings": warnings,
         "candidates": set.candidates.len(),
         "available": available,
         "withheld": withheld,
+        "best_withheld": best_withheld,
         "always_available": exempt,
     });
     if args.json {
@@ -216,7 +450,7 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         s.push('\n');
         return Ok(s);
     }
-    Ok(render(&value))
+    Ok(pcd_ui_text::with_warnings(render(&value), &warnings))
 }
 
 /// The text report, from the JSON one.
@@ -234,6 +468,18 @@ fn render(v: &Value) -> String {
             })
             .collect()
     };
+    fn list(v: &Value) -> &[Value] {
+        v.as_array().map(Vec::as_slice).unwrap_or_default()
+    }
+    let best = &v["best_withheld"];
+    let best_withheld = (!best.is_null()).then(|| {
+        let (name, score) = (text(&best["name"]), best["score"].as_f64().unwrap_or(0.0));
+        if best["why"] == "cap" {
+            pcd_ui_text::PickWithheld::OverCap { name, score }
+        } else {
+            pcd_ui_text::PickWithheld::BelowThreshold { name, score }
+        }
+    });
     pcd_ui_text::pick_report(&pcd_ui_text::PickReport {
         mode: text(&v["mode"]),
         scorer: text(&v["scorer"]),
@@ -242,12 +488,23 @@ fn render(v: &Value) -> String {
         candidates: v["candidates"].as_u64().unwrap_or_default() as usize,
         available: rows(&v["available"]),
         withheld: rows(&v["withheld"]),
-        always_available: v["always_available"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        always_available: list(&v["always_available"])
+            .iter()
             .map(|r| (text(&r["name"]), text(&r["reason"])))
             .collect(),
+        settings_files: list(&v["settings_files"])
+            .iter()
+            .map(|f| pcd_ui_text::PickSettingsFile {
+                scope: if f["scope"] == "project" {
+                    "project"
+                } else {
+                    "global"
+                },
+                path: text(&f["path"]),
+            })
+            .collect(),
+        overridden: list(&v["overridden"]).iter().map(text).collect(),
+        best_withheld,
     })
 }
 
@@ -291,17 +548,37 @@ mod tests {
                                "scope": "user", "origin": "package"},
             }));
         }
-        let path = std::env::temp_dir().join(format!("pcd-pick-{}.json", std::process::id()));
+        // One file per call: tests run in parallel.
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "pcd-pick-{}-{}.json",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        ));
         std::fs::write(&path, Value::Array(tools).to_string()).unwrap();
         path
     }
 
+    /// An agent directory and a project folder of their own, with no settings file.
+    fn folders(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+        let root = std::env::temp_dir().join(format!("pcd-pick-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let (agent, cwd) = (root.join("agent"), root.join("project"));
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::create_dir_all(&cwd).unwrap();
+        (agent, cwd)
+    }
+
     fn args(prompt: &str, mode: &str) -> PickArgs {
+        let (agent, cwd) = folders(&format!("{mode}-{}", prompt.len()));
         PickArgs {
             tools: inventory_file(),
             prompt: prompt.to_owned(),
-            mode: mode.to_owned(),
+            mode: Some(mode.to_owned()),
             scorer: "embedded".to_owned(),
+            agent_dir: Some(agent),
+            cwd: Some(cwd),
+            selection: SelectionFlags::default(),
             json: true,
         }
     }
@@ -441,5 +718,154 @@ mod tests {
         if std::env::var_os(ENV_BASE_URL).is_none() {
             assert!(run(&a).unwrap_err().contains(ENV_BASE_URL));
         }
+    }
+
+    #[test]
+    fn the_users_settings_apply_and_flags_override_them() {
+        let mut a = args("Send an email about the invoice payment", "tools");
+        a.mode = None;
+        let agent = a.agent_dir.clone().unwrap();
+        let cwd = a.cwd.clone().unwrap();
+        // No file: the built-in defaults, and the text says so.
+        let v: Value = serde_json::from_str(&run(&a).unwrap()).unwrap();
+        assert_eq!(v["settings_files"], json!([]));
+        assert_eq!(
+            (v["threshold"].clone(), v["cap"].clone()),
+            (json!(0.625), json!(6))
+        );
+        a.json = false;
+        assert!(run(&a)
+            .unwrap()
+            .contains("no settings file found, so the built-in defaults apply"));
+        std::fs::create_dir_all(agent.join("pi-context-decisions")).unwrap();
+        std::fs::write(
+            agent.join("pi-context-decisions/settings.json"),
+            r#"{"tools": {"mode": "tools", "alwaysAllowedTools": ["send_email"]},
+                "decision": {"provider": "http", "threshold": 0, "maxNewTools": 2}}"#,
+        )
+        .unwrap();
+        std::fs::create_dir_all(cwd.join(".pi")).unwrap();
+        std::fs::write(
+            cwd.join(".pi/pi-context-decisions.json"),
+            r#"{"alwaysAllowedTools": ["stock_price"], "alwaysAllowed": []}"#,
+        )
+        .unwrap();
+        a.json = true;
+        let v: Value = serde_json::from_str(&run(&a).unwrap()).unwrap();
+        assert_eq!(
+            v["scorer"], "embedded",
+            "the settings' provider does not change --scorer"
+        );
+        assert_eq!(
+            (v["threshold"].clone(), v["cap"].clone()),
+            (json!(0.0), json!(2))
+        );
+        assert_eq!(v["settings_files"][0]["scope"], "global");
+        assert_eq!(v["settings_files"][1]["scope"], "project");
+        assert_eq!(
+            v["candidates"], 11,
+            "the globally allowlisted tool is no candidate"
+        );
+        let exempt = v["always_available"].as_array().unwrap();
+        assert!(exempt
+            .iter()
+            .any(|e| e["name"] == "send_email" && e["reason"] == "allowlisted"));
+        assert_eq!(v["available"].as_array().unwrap().len(), 2);
+        assert_eq!(v["overridden"], json!([]));
+        // Flags win over the settings.
+        a.selection = SelectionFlags {
+            threshold: Some(0.99),
+            max_new_tools: Some(1),
+            max_new_groups: None,
+        };
+        let v: Value = serde_json::from_str(&run(&a).unwrap()).unwrap();
+        assert_eq!(
+            (v["threshold"].clone(), v["cap"].clone()),
+            (json!(0.99), json!(1))
+        );
+        assert_eq!(v["overridden"], json!(["--threshold", "--max-new-tools"]));
+        a.json = false;
+        let text = run(&a).unwrap();
+        assert!(text.contains("settings: global "), "{text}");
+        assert!(
+            text.contains("; overridden by --threshold, --max-new-tools"),
+            "{text}"
+        );
+        std::fs::remove_dir_all(agent.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn the_best_withheld_candidate_says_why_and_every_candidate_shows_its_evidence() {
+        let mut a = args("Send an email about the invoice payment", "tools");
+        a.selection.threshold = Some(0.99);
+        let v: Value = serde_json::from_str(&run(&a).unwrap()).unwrap();
+        let best = &v["best_withheld"];
+        let top = &v["withheld"][0];
+        assert_eq!(best["name"], top["name"]);
+        assert_eq!(best["why"], "threshold");
+        let by = best["below_threshold_by"].as_f64().unwrap();
+        assert!(
+            (by - (0.99 - top["score"].as_f64().unwrap())).abs() < 0.002,
+            "{best}"
+        );
+        for row in v["withheld"].as_array().unwrap() {
+            let e = &row["evidence"];
+            for field in ["raw", "coverage", "strength", "calibrated"] {
+                assert!(e[field].is_f64(), "{field}: {row}");
+            }
+            assert!(
+                (e["calibrated"].as_f64().unwrap() - row["score"].as_f64().unwrap()).abs() < 0.001
+            );
+        }
+        a.json = false;
+        let text = run(&a).unwrap();
+        assert!(
+            text.contains("is ") && text.contains("below the threshold 0.99"),
+            "{text}"
+        );
+        // Everything clears the threshold: the second best is cut by the cap of one.
+        a.selection = SelectionFlags {
+            threshold: Some(0.0),
+            max_new_tools: Some(1),
+            max_new_groups: None,
+        };
+        a.json = true;
+        let v: Value = serde_json::from_str(&run(&a).unwrap()).unwrap();
+        assert_eq!(v["best_withheld"]["why"], "cap");
+        assert_eq!(v["best_withheld"]["name"], v["withheld"][0]["name"]);
+        a.json = false;
+        assert!(run(&a)
+            .unwrap()
+            .contains("but the cap of 1 per round was already filled"));
+        // Group mode: each group's evidence, from its best document.
+        let mut a = args("Send an email about the invoice payment", "mcp");
+        a.selection.max_new_groups = Some(1);
+        let mut tools: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(&a.tools).unwrap()).unwrap();
+        for (i, t) in tools.iter_mut().enumerate().skip(1) {
+            t.as_object_mut().unwrap().remove("namespace");
+            t["sourceInfo"]["source"] = json!(format!("npm:@acme/tools-{i}@1.0.0"));
+            t["sourceInfo"]["path"] = json!(format!("/x/tools-{i}/index.ts"));
+        }
+        a.tools = a.tools.with_extension("groups.json");
+        std::fs::write(&a.tools, Value::Array(tools).to_string()).unwrap();
+        let v: Value = serde_json::from_str(&run(&a).unwrap()).unwrap();
+        assert_eq!(v["candidates"], 12);
+        let best = &v["available"][0];
+        assert!(best["evidence"]["raw"].as_f64().unwrap() > 0.0, "{best}");
+    }
+
+    #[test]
+    fn selection_flags_are_bounded() {
+        assert_eq!(parse_threshold("0.5"), Ok(0.5));
+        assert!(parse_threshold("1.5")
+            .unwrap_err()
+            .contains("--threshold takes a number"));
+        assert!(parse_threshold("x").is_err());
+        assert_eq!(parse_cap("0", "--max-new-tools"), Ok(0));
+        assert!(parse_cap("1001", "--max-new-groups")
+            .unwrap_err()
+            .contains("--max-new-groups"));
+        assert!(parse_cap("-1", "--max-new-tools").is_err());
     }
 }

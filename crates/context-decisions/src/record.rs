@@ -135,9 +135,19 @@ impl FileSink {
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+            // O_NONBLOCK: a FIFO put there after the check above is refused (no reader) or
+            // checked below, never waited on.
+            options
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
         }
         let mut file = options.open(path)?;
+        if !file.metadata()?.is_file() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
         #[cfg(unix)]
         {
             // One recorder a file: an exclusive lock, held while this process records (the
@@ -763,6 +773,25 @@ mod tests {
         assert_eq!(cut_bytes("abc", 5), "abc");
         assert_eq!(cut_bytes("abcdef", 4), "abcd");
         assert_eq!(cut_bytes("aé", 2), "aé");
+    }
+
+    /// A FIFO as the recording file is refused at once, never waited on for a reader.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_fifo_as_the_recording_is_refused_without_waiting() {
+        let dir = std::env::temp_dir().join(format!("pcd-record-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("recording.json");
+        let _ = std::fs::remove_file(&fifo);
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let started = std::time::Instant::now();
+        assert!(FileSink::create(&fifo).is_err());
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[cfg(unix)]

@@ -385,6 +385,10 @@ impl Session {
         // the session starts on them; counts only.
         let effects = if session.findings.is_empty() {
             Vec::new()
+        } else if session.branch_untrusted() {
+            vec![Effect::Warn(pcd_ui_text::ledger_untrusted(
+                session.findings.len(),
+            ))]
         } else {
             vec![Effect::Warn(pcd_ui_text::ledger_findings(
                 session.findings.len(),
@@ -429,8 +433,22 @@ impl Session {
         if self.settings_readable || self.settings_ever_read {
             self.settings.tools.enabled
         } else {
-            self.branch.as_ref().is_some_and(|b| !b.rounds().is_empty())
+            self.branch_has_ledger()
         }
+    }
+
+    /// Whether the branch holds any entry of this extension, valid or not: every ledger entry
+    /// that does not fold leaves a finding, so a branch with rounds or findings had filtering
+    /// active before, and was never "enabled mid-session".
+    fn branch_has_ledger(&self) -> bool {
+        !self.findings.is_empty() || self.branch.as_ref().is_some_and(|b| !b.rounds().is_empty())
+    }
+
+    /// Whether the branch's ledger does not fold (an edited, damaged or newer-version entry; an
+    /// append interrupted at the end of a round is not such a finding): from then on nothing is
+    /// granted automatically on it, and the gate enforces what folds plus the allowlists.
+    pub fn branch_untrusted(&self) -> bool {
+        self.findings.iter().any(|f| f.code.untrusts_branch())
     }
 
     /// Whether the host must read Pi's registry and active set for the next boundary. Off means
@@ -604,7 +622,7 @@ impl Session {
             grants: &self.grants,
             branch: self.branch.as_ref().map(|_| &self.index),
             scoring: self.can_score(),
-            can_grant: self.settings_readable && self.branch.is_some(),
+            can_grant: self.settings_readable && self.branch.is_some() && !self.branch_untrusted(),
             lazy: &self.lazy,
         }
     }
@@ -696,7 +714,9 @@ impl Session {
         if self.branch.is_none() || self.inventory.is_none() {
             return effects;
         }
-        if self.settings_readable {
+        // A branch whose ledger does not fold writes nothing: no baseline, no allowlist record,
+        // no decision; it is only reconciled to what folds.
+        if self.settings_readable && !self.branch_untrusted() {
             self.baseline(&mut effects);
             self.record_allowlist_grants(&mut effects);
             self.decide_round(&event.kind, &mut effects);
@@ -765,7 +785,8 @@ impl Session {
         let (Some(branch), Some(tools)) = (&self.branch, &self.inventory) else {
             return;
         };
-        let fresh_enable = branch.rounds().is_empty() || self.filtering_seen_off;
+        let has_ledger = self.branch_has_ledger();
+        let fresh_enable = !has_ledger || self.filtering_seen_off;
         if !fresh_enable {
             return;
         }
@@ -779,7 +800,7 @@ impl Session {
         } else {
             Vec::new()
         };
-        if names.is_empty() && !branch.rounds().is_empty() {
+        if names.is_empty() && has_ledger {
             return;
         }
         let mode = self.settings.tools.mode;
@@ -1097,9 +1118,12 @@ impl Session {
     }
 
     /// `/decisions test`: one small decision (a weather question, a forecast tool and a chart
-    /// tool) asked of the selected model. The embedded scorer (or no model) answers at once;
-    /// an HTTP or Pi model gets a job whose answers go to [`Session::test_decided`]. Nothing is
-    /// recorded or made available.
+    /// tool) asked of the selected model, and whether the settings in force (threshold and cap)
+    /// would make the forecast tool available and withhold the chart tool. The embedded scorer
+    /// (or no model) answers at once; an HTTP or Pi model gets a job whose answers go to
+    /// [`Session::test_decided`]. Nothing is recorded or made available. The host reads the
+    /// settings files again first ([`Session::settings_changed`]), so the test uses them as saved
+    /// now.
     pub fn decision_test(&mut self) -> Result<String, DecisionJob> {
         let result = self.decision_test_inner();
         self.record(|r| r.decision_test(&result));
@@ -1115,10 +1139,7 @@ impl Session {
             DecisionProvider::Embedded => {
                 let scores = rounds::embedded_scores(&[], &set, PROBE_PROMPT);
                 Ok(pcd_ui_text::decision_test(
-                    pcd_ui_text::DecisionTest::Embedded {
-                        relevant: scores[0],
-                        irrelevant: scores[1],
-                    },
+                    pcd_ui_text::DecisionTest::Embedded(self.probe_scores(scores[0], scores[1])),
                 ))
             }
             _ => {
@@ -1132,6 +1153,30 @@ impl Session {
                 self.tests.insert(job.id, requests);
                 Err(job)
             }
+        }
+    }
+
+    /// What a round would make of the probe's two scores under the settings in force: the
+    /// threshold, and the cap of the mode (each probe tool stands for a group in `mcp` mode).
+    fn probe_scores(&self, relevant: f64, irrelevant: f64) -> pcd_ui_text::ProbeScores {
+        let decision = &self.settings.decision;
+        let cap = match self.settings.tools.mode {
+            Mode::Tools => decision.max_new_tools,
+            Mode::Mcp => decision.max_new_groups,
+        };
+        let outcomes = pcd_picker::round::select(
+            &[Some(relevant), Some(irrelevant)],
+            decision.threshold,
+            cap as usize,
+        );
+        let added = |i: usize| matches!(outcomes[i], pcd_picker::round::Outcome::Added { .. });
+        pcd_ui_text::ProbeScores {
+            relevant,
+            irrelevant,
+            threshold: decision.threshold,
+            cap: u64::from(cap),
+            relevant_available: added(0),
+            irrelevant_available: added(1),
         }
     }
 
@@ -1158,10 +1203,7 @@ impl Session {
             Some(Ok(text)) => match parse_answer(&requests[0], &text) {
                 Ok(scores) if scores.len() == 2 => {
                     let score = |i| scores.iter().find(|(c, _)| *c == i).map_or(0.0, |s| s.1);
-                    DecisionTest::Answered {
-                        relevant: score(0),
-                        irrelevant: score(1),
-                    }
+                    DecisionTest::Answered(self.probe_scores(score(0), score(1)))
                 }
                 _ => DecisionTest::Malformed,
             },

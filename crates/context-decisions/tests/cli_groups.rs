@@ -88,7 +88,7 @@ fn the_table_names_every_tool_and_sums_up() {
 #[test]
 fn bad_files_get_an_error_naming_the_file_and_the_problem() {
     let cases: Vec<(PathBuf, &str)> = vec![
-        (PathBuf::from("/nonexistent/tools.json"), "cannot read tools file `/nonexistent/tools.json`"),
+        (PathBuf::from("/nonexistent/tools.json"), "tools file `/nonexistent/tools.json` does not exist"),
         (temp_file("obj.json", br#"{"tools":"sk-live-SECRET"}"#), "expected a JSON array of tools, found an object"),
         (temp_file("trunc.json", br#"[{"name":"sk-live-SECRET""#), "not valid JSON"),
         (temp_file("bin.json", &[0xff, 0xfe, b'[']), "is not UTF-8 text"),

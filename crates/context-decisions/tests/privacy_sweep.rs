@@ -146,6 +146,22 @@ fn no_planted_secret_reaches_any_output() {
             "search the incidents",
             "--json",
         ],
+        // The settings and the project allowlist as `pick` reads them, with every candidate's
+        // evidence.
+        vec![
+            "pick",
+            "--tools",
+            t,
+            "--prompt",
+            "search the incidents",
+            "--agent-dir",
+            a,
+            "--cwd",
+            c,
+            "--mode",
+            "mcp",
+            "--json",
+        ],
         vec![
             "mcp-origins",
             "--agent-dir",

@@ -591,12 +591,24 @@ impl<'a> Folder<'a> {
         pending
     }
 
-    /// An incomplete round is torn: it grants nothing.
+    /// An incomplete round grants nothing. When its first parts are present in order, the rest
+    /// were never written (a crash or a failed write while appending): interrupted. Any other
+    /// shape (a gap, parts out of order) means entries were removed or moved: torn.
     fn flush(&mut self) {
         if let Some(first) = self.pending.first() {
             let (id, round) = (first.entry_id, first.part.round);
+            let prefix = self
+                .pending
+                .iter()
+                .enumerate()
+                .all(|(i, p)| p.part.part as usize == i);
             self.take_pending();
-            self.finding(AuditFindingCode::TornRound, id, Some(round));
+            let code = if prefix {
+                AuditFindingCode::InterruptedRound
+            } else {
+                AuditFindingCode::TornRound
+            };
+            self.finding(code, id, Some(round));
         }
     }
 

@@ -77,7 +77,7 @@ pub use scan::{EntryType, Head, LineScanner, MAX_DECODED_LINE_BYTES};
 #[cfg(feature = "io")]
 pub use session::{
     BranchReplay, EntryPos, LineProblem, LineProblemCode, LineReader, ScannedLine, SessionError,
-    SessionFile, SessionHeader,
+    SessionFile, SessionHeader, MAX_SESSION_FILE_BYTES,
 };
 
 #[cfg(test)]

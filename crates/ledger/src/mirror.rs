@@ -27,15 +27,15 @@ use crate::scan::EntryType;
 use crate::session::{
     ledger_round, malformed_code, read_header, LineProblemCode, LineReader, SessionHeader,
 };
-use crate::{fold, is_entry_id, BranchReplay, CUSTOM_TYPE};
-use pcd_model::{AuditFinding, AuditFindingCode};
+use crate::{fold, is_entry_id, BranchReplay, CUSTOM_TYPE, MAX_SESSION_FILE_BYTES};
+use pcd_bounded_read::{open_bounded, Follow};
+use pcd_model::{AuditFinding, AuditFindingCode, FileReadProblem};
 use rusqlite::{
     params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
 };
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::time::Duration;
@@ -108,6 +108,10 @@ CREATE INDEX IF NOT EXISTS names_by_entry ON names (session_key, seq);
 /// Why mirroring or replaying from the mirror failed. Never names a path.
 #[derive(Debug, thiserror::Error)]
 pub enum MirrorError {
+    /// The path is not a regular file (a folder, a FIFO, a device), the file is larger than
+    /// [`crate::MAX_SESSION_FILE_BYTES`], or it cannot be opened.
+    #[error("the session file {0}")]
+    File(FileReadProblem),
     /// The session file cannot be read.
     #[error("the session file cannot be read: {0}")]
     Io(io::ErrorKind),
@@ -157,7 +161,13 @@ impl From<rusqlite::Error> for MirrorError {
 
 impl From<io::Error> for MirrorError {
     fn from(e: io::Error) -> Self {
-        MirrorError::Io(e.kind())
+        match e.kind() {
+            // The file grew past the bound while it was read.
+            io::ErrorKind::FileTooLarge => MirrorError::File(FileReadProblem::TooLarge {
+                limit: MAX_SESSION_FILE_BYTES,
+            }),
+            kind => MirrorError::Io(kind),
+        }
     }
 }
 
@@ -269,9 +279,13 @@ impl Mirror {
         &self.conn
     }
 
-    /// Mirrors the session file at `path` (new lines only).
+    /// Mirrors the session file at `path` (new lines only). The file is opened as
+    /// [`crate::SessionFile::open`] opens it: without blocking, only a regular file, at most
+    /// [`crate::MAX_SESSION_FILE_BYTES`].
     pub fn mirror_file(&mut self, path: &Path) -> Result<MirrorReport, MirrorError> {
-        self.mirror_reader(File::open(path)?)
+        let file = open_bounded(path, MAX_SESSION_FILE_BYTES, Follow::Symlinks)
+            .map_err(MirrorError::File)?;
+        self.mirror_reader(file)
     }
 
     /// Mirrors a session held by `source`, in one transaction.

@@ -14,17 +14,25 @@
 
 use crate::scan::{parse_head, EntryType, Head, LineScanner, StrSeed, MAX_DECODED_LINE_BYTES};
 use crate::{is_entry_id, BranchState, Folder, CUSTOM_TYPE};
-use pcd_model::{AuditFinding, AuditFindingCode};
+use pcd_bounded_read::{open_bounded, BoundedFile, Follow};
+use pcd_model::{AuditFinding, AuditFindingCode, FileReadProblem};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
+
+/// The largest session file read: 1 GiB. A round of 400,000 parts of one name each is about
+/// 115 MB; Pi's own session files with long tool results stay far below this.
+pub const MAX_SESSION_FILE_BYTES: u64 = 1 << 30;
 
 /// Why a session file cannot be read. Never names the path (it can hold a user name).
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
-    /// The file cannot be opened or read.
+    /// The path is not a regular file (a folder, a FIFO, a device), the file is larger than
+    /// [`MAX_SESSION_FILE_BYTES`], or it cannot be opened.
+    #[error("the session file {0}")]
+    File(FileReadProblem),
+    /// The file cannot be read.
     #[error("the session file cannot be read: {0}")]
     Io(io::ErrorKind),
     /// The first parsed line is not a session header with a string `id` (Pi loads no entries).
@@ -40,7 +48,13 @@ pub enum SessionError {
 
 impl From<io::Error> for SessionError {
     fn from(e: io::Error) -> Self {
-        SessionError::Io(e.kind())
+        match e.kind() {
+            // The file grew past the bound while it was read.
+            io::ErrorKind::FileTooLarge => SessionError::File(FileReadProblem::TooLarge {
+                limit: MAX_SESSION_FILE_BYTES,
+            }),
+            kind => SessionError::Io(kind),
+        }
     }
 }
 
@@ -290,10 +304,13 @@ pub struct BranchReplay {
     pub entries: usize,
 }
 
-impl SessionFile<File> {
-    /// Opens and indexes a session file.
-    pub fn open(path: &Path) -> Result<SessionFile<File>, SessionError> {
-        SessionFile::from_reader(File::open(path)?)
+impl SessionFile<BoundedFile> {
+    /// Opens and indexes a session file: without blocking (a FIFO is refused at once), only a
+    /// regular file, at most [`MAX_SESSION_FILE_BYTES`].
+    pub fn open(path: &Path) -> Result<SessionFile<BoundedFile>, SessionError> {
+        let file = open_bounded(path, MAX_SESSION_FILE_BYTES, Follow::Symlinks)
+            .map_err(SessionError::File)?;
+        SessionFile::from_reader(file)
     }
 }
 

@@ -127,14 +127,24 @@ fn a_torn_round_grants_nothing_and_is_reported() {
     assert_eq!(codes(&findings), [AuditFindingCode::TornRound]);
     assert_eq!(findings[0].round.as_deref(), Some("torn"));
 
-    // Interrupted by the next round: still torn, and the next round still counts.
+    // Its first parts, then the next round (a crash while appending, and the session that
+    // went on after it): interrupted, not torn, and the next round still counts.
     let mut branch = entries_of(&round, 10);
     branch.truncate(2);
     branch.extend(entries_of(&sample(), 1000));
     let (state, findings) = fold(&branch);
     assert!(!state.is_tool_available("t0"));
     assert!(state.is_tool_available("web_fetch"));
+    assert_eq!(codes(&findings), [AuditFindingCode::InterruptedRound]);
+    assert!(!findings[0].code.untrusts_branch());
+
+    // A part missing before the last present one is a gap: torn, and the branch is untrusted.
+    let mut branch = entries_of(&round, 10);
+    branch.remove(0);
+    branch.extend(entries_of(&sample(), 1000));
+    let (_, findings) = fold(&branch);
     assert_eq!(codes(&findings), [AuditFindingCode::TornRound]);
+    assert!(findings[0].code.untrusts_branch());
 
     // A duplicated part is not a whole round either.
     let mut branch = entries_of(&round, 10);

@@ -72,12 +72,29 @@ pub enum AllowlistError {
     /// A value that is not a string where an entry was expected.
     #[error("an entry must be a string")]
     NotAString,
+    /// A tool name holding U+FFFD, which stands for text that is not valid Unicode (the settings
+    /// reader reads a lone surrogate escape such as `"\ud800"` as U+FFFD): such an entry cannot
+    /// be trusted to name the tool it was meant for.
+    #[error(
+        "a tool name cannot contain text that is not valid Unicode (character {position} is \
+         U+FFFD)"
+    )]
+    NotUnicode {
+        /// The 0-based character position of the first U+FFFD.
+        position: usize,
+    },
 }
+
+/// The character that stands for text that is not valid Unicode.
+pub(crate) const REPLACEMENT: char = '\u{FFFD}';
 
 /// Validates a tool allowlist entry.
 pub fn parse_tool_entry(entry: &str) -> Result<ToolName, AllowlistError> {
     if entry.is_empty() {
         return Err(AllowlistError::Empty);
+    }
+    if let Some(position) = entry.chars().position(|c| c == REPLACEMENT) {
+        return Err(AllowlistError::NotUnicode { position });
     }
     if let Some(position) = entry.chars().position(char::is_whitespace) {
         return Err(AllowlistError::ToolNameWhitespace { position });

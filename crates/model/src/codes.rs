@@ -1,5 +1,5 @@
 //! The codes other crates return, which `ui-text` turns into sentences: config warnings, gate
-//! block codes and ledger audit findings. Codes carry names and keys only, never a value read
+//! block codes, ledger audit findings and why a file could not be read. Codes carry names and keys only, never a value read
 //! from a configuration.
 
 use crate::key::GroupKey;
@@ -213,13 +213,21 @@ pub struct BlockCode {
     pub remedy: Option<Remedy>,
 }
 
-/// What a ledger audit can find. Every finding fails the audit: the branch's ledger does not fold
-/// to what was written, so what it grants may differ. [`AuditFindingCode::is_tampering`] tells
-/// tampering or damage apart from an entry that is merely newer than this reader.
+/// What a ledger audit can find. Every finding but an interrupted append untrusts the branch and
+/// fails the audit ([`AuditFindingCode::untrusts_branch`]): the branch's ledger does not fold to
+/// what was written, so what it grants may differ. [`AuditFindingCode::is_tampering`] tells
+/// tampering or damage apart from an entry that is merely newer than this reader (or an append a
+/// crash cut short).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AuditFindingCode {
-    /// Some parts of a round are missing (a crash between parts, or entries removed).
+    /// Some parts of a round are missing with more of its parts after the gap, or its parts
+    /// are out of order (entries removed or moved).
     TornRound,
+    /// A round's first parts are present in order and the rest were never written: what a
+    /// crash (or a failed write) while appending leaves. It grants nothing, and the branch goes
+    /// on deciding: nothing an edit could gain this way that removing the whole round, which no
+    /// audit can see, would not give.
+    InterruptedRound,
     /// A round's parts are all present but its digest does not match (hand-edited).
     DigestMismatch,
     /// An entry of this custom type does not decode (a version that never existed, such as
@@ -241,8 +249,9 @@ pub enum AuditFindingCode {
 
 impl AuditFindingCode {
     /// Every code, in documentation order.
-    pub const ALL: [AuditFindingCode; 7] = [
+    pub const ALL: [AuditFindingCode; 8] = [
         AuditFindingCode::TornRound,
+        AuditFindingCode::InterruptedRound,
         AuditFindingCode::DigestMismatch,
         AuditFindingCode::Undecodable,
         AuditFindingCode::UnknownVersion,
@@ -255,6 +264,7 @@ impl AuditFindingCode {
     pub fn as_str(self) -> &'static str {
         match self {
             AuditFindingCode::TornRound => "torn_round",
+            AuditFindingCode::InterruptedRound => "interrupted_round",
             AuditFindingCode::DigestMismatch => "digest_mismatch",
             AuditFindingCode::Undecodable => "undecodable",
             AuditFindingCode::UnknownVersion => "unknown_version",
@@ -265,10 +275,22 @@ impl AuditFindingCode {
     }
 
     /// Whether this finding means the file was torn, altered or damaged, as opposed to holding
-    /// an entry of a newer version. Both fail the audit (see [`AuditFindingCode`]); this only
-    /// says which story the report tells.
+    /// an entry of a newer version or an append a crash cut short. A newer version still fails
+    /// the audit (see [`AuditFindingCode::untrusts_branch`]); this only says which story the
+    /// report tells.
     pub fn is_tampering(self) -> bool {
-        !matches!(self, AuditFindingCode::UnknownVersion)
+        !matches!(
+            self,
+            AuditFindingCode::UnknownVersion | AuditFindingCode::InterruptedRound
+        )
+    }
+
+    /// Whether a branch with this finding stops granting anything new: every finding but an
+    /// interrupted append means the branch's ledger no longer says what was decided there
+    /// (an edit, damage, or a version this reader cannot read and so cannot know what it
+    /// grants or withholds).
+    pub fn untrusts_branch(self) -> bool {
+        !matches!(self, AuditFindingCode::InterruptedRound)
     }
 }
 
@@ -283,12 +305,47 @@ pub struct AuditFinding {
     pub round: Option<String>,
 }
 
+/// Why a file given to the program, the addon or xtask could not be read: what the path is
+/// instead of a regular file, or which bound it broke. Names neither the path nor anything in the
+/// file. Its `Display` is the short reason ui-text's sentences embed ("is a FIFO (named pipe),
+/// not a regular file").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum FileReadProblem {
+    /// Nothing is at the path (or a folder above it is missing or a file).
+    #[error("does not exist")]
+    NotFound,
+    /// The path is a folder.
+    #[error("is a folder, not a regular file")]
+    Directory,
+    /// The path is a FIFO (named pipe): reading it could wait forever for a writer.
+    #[error("is a FIFO (named pipe), not a regular file")]
+    Fifo,
+    /// The path is a character or block device (`/dev/zero`, a terminal, a disk).
+    #[error("is a device, not a regular file")]
+    Device,
+    /// The path is a socket.
+    #[error("is a socket, not a regular file")]
+    Socket,
+    /// The path is a symbolic link, and this file is never read through one.
+    #[error("is a symbolic link, which is not followed for this file")]
+    Symlink,
+    /// The file is larger than the bound for its kind of file.
+    #[error("is larger than {limit} bytes")]
+    TooLarge {
+        /// The bound, in bytes.
+        limit: u64,
+    },
+    /// Opening or reading failed: the operating system's kind of error.
+    #[error("cannot be read ({0})")]
+    Io(std::io::ErrorKind),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn audit_codes_are_distinct_snake_case_and_only_a_newer_version_is_not_tampering() {
+    fn audit_codes_are_distinct_snake_case_and_what_is_not_tampering() {
         let mut seen = std::collections::HashSet::new();
         for code in AuditFindingCode::ALL {
             let s = code.as_str();
@@ -297,9 +354,15 @@ mod tests {
                 "{s}"
             );
             assert!(seen.insert(s));
+            let benign = [
+                AuditFindingCode::UnknownVersion,
+                AuditFindingCode::InterruptedRound,
+            ];
+            assert_eq!(code.is_tampering(), !benign.contains(&code), "{s}");
             assert_eq!(
-                code.is_tampering(),
-                code != AuditFindingCode::UnknownVersion
+                code.untrusts_branch(),
+                code != AuditFindingCode::InterruptedRound,
+                "{s}"
             );
         }
     }

@@ -14,6 +14,12 @@ const MCP_PREFIX: &str = "mcp__";
 /// Readable slug characters kept in a hashed `ext__` key: 64 - `ext__` - `_` - 10 hex digits.
 const MAX_SLUG_CHARS: usize = MAX_GROUP_KEY_CHARS - EXT_PREFIX.len() - 1 - 10;
 
+/// Bytes of SHA-256 in the key of a namespace that is no server's (16 hex digits).
+const FOREIGN_HASH_BYTES: usize = 8;
+/// Readable slug characters kept in such a key: 64 (a pinnable server name) - `_` - 16 hex digits.
+const MAX_MCP_SLUG_CHARS: usize =
+    crate::allowlist::MAX_GROUP_NAME_CHARS - 1 - 2 * FOREIGN_HASH_BYTES;
+
 /// The two kinds of group, treated identically by the policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum GroupKind {
@@ -43,26 +49,38 @@ impl GroupKey {
     }
 
     /// The key of an MCP namespace as Pi reports it (`ToolInfo.namespace.name`). Returns `None`
-    /// unless it is `mcp__` followed by at least one character. Pi's own namespaces are already
-    /// canonical (`[A-Za-z0-9_]` after the prefix) and are kept as they are; a third-party
-    /// adapter's namespace with any other character has each such character replaced by `_`, as
-    /// Pi folds `-`, so every key stays canonical and can be pinned.
+    /// unless it is `mcp__` followed by at least one character.
+    ///
+    /// - When the rest is a valid server name (`[A-Za-z0-9_-]+`, Pi's rule), the key is Pi's
+    ///   spelling of that server: `mcp__` + the name with every `-` as `_`. Pi's own namespaces
+    ///   are already in this form and are kept as they are.
+    /// - Any other namespace (a third-party adapter's `mcp__dev.radius`) is no server's
+    ///   namespace, so it gets a key of its own and is never folded onto the key of a server it
+    ///   resembles (`mcp__dev_radius`): `mcp__` + a readable slug (ASCII letters and digits as
+    ///   they are, every other run of characters one `_`, trimmed, at most 47 characters; `ns`
+    ///   when nothing is left) + `_` + the first 16 hex digits of SHA-256 over the namespace's
+    ///   UTF-8 bytes exactly as reported (prefix included, nothing folded). The key is canonical
+    ///   and at most 64 characters after `mcp__`, so it can be pinned by its text. It could equal
+    ///   a server's key only for a server named exactly `<slug>_<those 16 hex digits>`.
     pub fn for_mcp_namespace(namespace: &str) -> Option<GroupKey> {
         let rest = namespace
             .strip_prefix(MCP_PREFIX)
             .filter(|r| !r.is_empty())?;
-        let key = if rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            namespace.to_owned()
-        } else {
-            let folded: String = rest
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                .collect();
-            format!("{MCP_PREFIX}{folded}")
-        };
+        let valid_server_name = rest
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if valid_server_name {
+            return Some(GroupKey::for_mcp_server(rest));
+        }
+        let digest = Sha256::digest(namespace.as_bytes());
+        let hash = hex::encode(&digest[..FOREIGN_HASH_BYTES]);
+        let mut slug = mcp_slug(rest);
+        if slug.is_empty() {
+            slug.push_str("ns");
+        }
         Some(GroupKey {
             kind: GroupKind::Mcp,
-            key,
+            key: format!("{MCP_PREFIX}{slug}_{hash}"),
         })
     }
 
@@ -171,6 +189,32 @@ fn fold(name: &str) -> String {
             c => c.to_ascii_lowercase(),
         })
         .collect()
+}
+
+/// The readable part of a foreign namespace's key: ASCII letters and digits as they are (MCP keys
+/// keep case, as Pi's namespaces do), every other run of characters one `_`, trimmed.
+fn mcp_slug(rest: &str) -> String {
+    let mut out = String::with_capacity(rest.len().min(MAX_MCP_SLUG_CHARS));
+    let mut pending_sep = false;
+    for c in rest.chars() {
+        if c.is_ascii_alphanumeric() {
+            if pending_sep && !out.is_empty() {
+                out.push('_');
+            }
+            pending_sep = false;
+            out.push(c);
+        } else {
+            pending_sep = true;
+        }
+        if out.len() >= MAX_MCP_SLUG_CHARS {
+            break;
+        }
+    }
+    out.truncate(MAX_MCP_SLUG_CHARS);
+    while out.ends_with('_') {
+        out.pop();
+    }
+    out
 }
 
 fn slug(name: &str) -> String {
@@ -288,8 +332,8 @@ mod tests {
             Some("Dev")
         );
         assert_eq!(GroupKey::for_mcp_namespace("mcp__"), None);
-        // Found by fuzzing: a third-party namespace with other characters is folded, so its key
-        // stays canonical.
+        // Found by fuzzing: a third-party namespace with other characters still gets a canonical
+        // key (of its own: see `a_foreign_namespace_gets_a_key_of_its_own`).
         for odd in ["mcp__a-b", "mcp__笔记", "mcp__a b\u{7}"] {
             let key = GroupKey::for_mcp_namespace(odd).unwrap();
             assert_eq!(
@@ -302,6 +346,51 @@ mod tests {
             GroupKey::for_mcp_namespace("mcp__a-b").unwrap().as_str(),
             "mcp__a_b"
         );
+    }
+
+    /// Issue 18, item 7: a foreign namespace whose name is not a valid server name is never
+    /// folded onto the key of the server whose name it resembles.
+    #[test]
+    fn a_foreign_namespace_gets_a_key_of_its_own() {
+        let server = GroupKey::for_mcp_server("dev-radius");
+        let foreign = GroupKey::for_mcp_namespace("mcp__dev.radius").unwrap();
+        assert_ne!(foreign, server);
+        assert_ne!(
+            foreign,
+            GroupKey::for_mcp_namespace("mcp__dev_radius").unwrap()
+        );
+        assert_ne!(
+            foreign,
+            GroupKey::for_mcp_namespace("mcp__dev radius").unwrap()
+        );
+        // Deterministic, documented: the readable slug, `_`, and 16 hex digits of SHA-256 over
+        // the namespace as Pi reports it.
+        let digest = Sha256::digest("mcp__dev.radius".as_bytes());
+        assert_eq!(
+            foreign.as_str(),
+            format!("mcp__dev_radius_{}", hex::encode(&digest[..8]))
+        );
+        assert_eq!(
+            GroupKey::for_mcp_namespace("mcp__dev.radius"),
+            Some(foreign.clone())
+        );
+        // It is canonical and can be pinned by its key.
+        assert_eq!(
+            GroupKey::from_canonical(foreign.as_str()),
+            Some(foreign.clone())
+        );
+        assert_eq!(
+            crate::parse_group_entry(foreign.as_str()),
+            Ok(foreign.clone())
+        );
+        // A valid server name after `mcp__` is Pi's spelling of that server (`-` folds to `_`).
+        assert_eq!(GroupKey::for_mcp_namespace("mcp__dev-radius"), Some(server));
+        // Without an ASCII letter or digit, and very long names, still get keys that fit.
+        let cjk = GroupKey::for_mcp_namespace("mcp__笔记").unwrap();
+        assert!(cjk.as_str().starts_with("mcp__ns_"), "{cjk}");
+        let long = GroupKey::for_mcp_namespace(&format!("mcp__{}.x", "a".repeat(200))).unwrap();
+        assert!(long.as_str().len() <= "mcp__".len() + crate::MAX_GROUP_NAME_CHARS);
+        assert_eq!(crate::parse_group_entry(long.as_str()), Ok(long.clone()));
     }
 
     #[test]

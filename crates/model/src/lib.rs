@@ -5,7 +5,7 @@
 //! its provenance ([`Classifier`], [`ToolKind`]), the canonical group keys (`mcp__…` for MCP
 //! servers, `ext__…` for extensions: [`GroupKey`]), allowlist entries ([`parse_tool_entry`],
 //! [`parse_group_entry`]), scopes, the settings with their defaults, and the codes the other
-//! crates return (config warnings, gate block codes, ledger audit findings).
+//! crates return (config warnings, gate block codes, ledger audit findings, file read problems).
 //!
 //! **Architecture invariant:** no I/O, no clock, no environment. Canonical keys are derived here
 //! and nowhere else.
@@ -47,7 +47,7 @@ pub use allowlist::{
 pub use classify::{Classified, Classifier, Group, ToolKind};
 pub use codes::{
     AuditFinding, AuditFindingCode, BlockCode, BlockKind, ConfigFile, ConfigWarning,
-    ConfigWarningCode, InventoryWarning, InventoryWarningCode, Remedy, RemedyList,
+    ConfigWarningCode, FileReadProblem, InventoryWarning, InventoryWarningCode, Remedy, RemedyList,
 };
 pub use extension_name::extension_name;
 pub use key::{bound_label, GroupKey, GroupKind, MAX_GROUP_KEY_CHARS, MAX_LABEL_CHARS};

@@ -470,14 +470,21 @@ fn section<'a>(
     }
 }
 
+// U+FFFD stands for text that is not valid Unicode (a lone surrogate escape in the file): such a
+// value is not what the file meant, so the field falls back.
 fn is_model_id(s: &str) -> bool {
-    (1..=256).contains(&s.chars().count()) && !s.chars().any(char::is_control)
+    (1..=256).contains(&s.chars().count())
+        && !s
+            .chars()
+            .any(|c| c.is_control() || c == crate::allowlist::REPLACEMENT)
 }
 
 fn is_base_url(s: &str) -> bool {
     s.len() <= 2048
         && (s.starts_with("https://") || s.starts_with("http://"))
-        && !s.chars().any(|c| c.is_control() || c.is_whitespace())
+        && !s
+            .chars()
+            .any(|c| c.is_control() || c.is_whitespace() || c == crate::allowlist::REPLACEMENT)
 }
 
 fn is_env_name(s: &str) -> bool {
@@ -584,7 +591,7 @@ impl Settings {
             model: r.text(
                 "model",
                 "decision.model",
-                "1 to 256 characters, no control characters",
+                "1 to 256 characters of valid Unicode, no control characters",
                 is_model_id,
             ),
             base_url: r.text(

@@ -217,9 +217,12 @@ pub fn candidates(
                     set.candidates.push(Candidate {
                         key: CandidateKey::Group(g.key.clone()),
                         label: g.label.clone(),
+                        // Only an MCP server's namespace description travels; an extension
+                        // group has none, whatever namespace its tools claim.
                         description: tool
                             .namespace
                             .as_ref()
+                            .filter(|_| g.key.kind() == pcd_model::GroupKind::Mcp)
                             .and_then(|ns| ns.description.as_deref())
                             .map(|d| bounded(d, MAX_REQUEST_DESCRIPTION_CHARS))
                             .unwrap_or_default(),

@@ -15,11 +15,9 @@
 //! and cap) and checked on the other half (see `BENCHMARKS.md` at the root); they are constants, so the same inputs
 //! give the same scores on every machine.
 
-use crate::candidates::{
-    Candidate, CandidateKey, MAX_REQUEST_DESCRIPTION_CHARS, MAX_REQUEST_NAME_CHARS,
-};
+use crate::candidates::{Candidate, CandidateKey, MAX_REQUEST_NAME_CHARS};
 use crate::related::RelatedWords;
-use crate::text::{bounded, for_each_term, for_each_word, stem};
+use crate::text::{bounded, for_each_compound, for_each_term, for_each_word, stem};
 use pcd_model::fnv::FnvMap;
 use pcd_model::ToolInfo;
 
@@ -39,33 +37,85 @@ pub struct CandidateText<'a> {
     pub description: &'a str,
 }
 
-/// How raw evidence becomes a score in [0, 1]: `sigmoid(bias + coverage·c + strength·s)`, where
-/// `s` is the BM25F score in units of the rarest term's IDF (so it means the same on an
-/// inventory of 20 tools as on one of 10,000), and 0 for a candidate that shares no term with
-/// the prompt.
+/// How a candidate's evidence, read in the context of the whole prompt, becomes a score in
+/// [0, 1]: a logistic function of what it explains and of where it stands among the other
+/// candidates, so the tool a prompt plainly asks for stands out even where its absolute BM25F
+/// score is modest, and a prompt that no tool explains well (or that points at files in the
+/// working tree) exposes nothing. 0 for a candidate that shares no term with the prompt.
+///
+/// The weights were chosen for what the picker makes available at its defaults (threshold
+/// 0.625, caps 6 tools and 2 groups) on the tune halves of the everyday set and the shared sets:
+/// as many needed tools (or accepted alternatives) as possible, under floors on the prompts
+/// that must expose nothing (coding-only, near-miss, `bfcl`'s irrelevance prompts) and on the
+/// tools exposed per prompt. `crates/picker/data/calibration.py` fits them; `BENCHMARKS.md` has
+/// the method, the figures and the reliability table.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Calibration {
-    /// Added to the weighted evidence; negative, so weak evidence stays well below 0.5.
+    /// Added to the weighted evidence.
     pub bias: f64,
-    /// Weight of the IDF-weighted share of the prompt's terms the candidate explains.
-    pub coverage: f64,
-    /// Weight of the BM25F score divided by the IDF of a term only one candidate has.
+    /// Weight of [`Evidence::strength`].
     pub strength: f64,
+    /// Weight of [`Evidence::coverage`].
+    pub coverage: f64,
+    /// Weight of [`Evidence::name_share`].
+    pub name_share: f64,
+    /// Weight of [`Evidence::relative`].
+    pub relative: f64,
+    /// Weight of the logarithm of [`Evidence::rank`].
+    pub log_rank: f64,
+    /// Weight of [`Evidence::best_coverage`].
+    pub best_coverage: f64,
+    /// Weight of [`Evidence::best_strength`].
+    pub best_strength: f64,
+    /// Weight of [`Evidence::gap`].
+    pub gap: f64,
+    /// Weight of coverage times relative strength: explaining much of the prompt counts where
+    /// the candidate is also near the top.
+    pub coverage_relative: f64,
+    /// Weight of the logarithm of the number of candidates.
+    pub log_candidates: f64,
+    /// Weight of [`Evidence::local_file`] (1 when the prompt names a file).
+    pub local_file: f64,
     /// Weight of an unknown prompt term (one no candidate has) in the coverage denominator,
     /// relative to the rarest known term: prompts about things no tool covers score lower.
     pub unknown_term_weight: f64,
 }
 
-impl Default for Calibration {
-    fn default() -> Self {
+impl Calibration {
+    /// The number of weights [`Calibration::from_weights`] takes.
+    pub const WEIGHTS: usize = 13;
+
+    /// A calibration from its weights in field order (bias first, `unknown_term_weight` last),
+    /// as `eval --calibration` takes them.
+    pub fn from_weights(w: [f64; Self::WEIGHTS]) -> Calibration {
         Calibration {
-            bias: -3.5,
-            coverage: 2.0,
-            strength: 3.0,
-            unknown_term_weight: 0.25,
+            bias: w[0],
+            strength: w[1],
+            coverage: w[2],
+            name_share: w[3],
+            relative: w[4],
+            log_rank: w[5],
+            best_coverage: w[6],
+            best_strength: w[7],
+            gap: w[8],
+            coverage_relative: w[9],
+            log_candidates: w[10],
+            local_file: w[11],
+            unknown_term_weight: w[12],
         }
     }
 }
+
+impl Default for Calibration {
+    fn default() -> Self {
+        Calibration::from_weights(SHIPPED_CALIBRATION)
+    }
+}
+
+/// The shipped calibration's weights, in [`Calibration::from_weights`] order.
+const SHIPPED_CALIBRATION: [f64; Calibration::WEIGHTS] = [
+    -1.711, 3.415, 1.368, -1.185, 0.943, 0.0, 0.241, 0.0, 0.235, 2.694, -0.407, -3.176, 0.25,
+];
 
 /// BM25F field weights and constants.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -134,10 +184,6 @@ pub struct EmbeddedIndex {
     candidates: usize,
 }
 
-/// How much the second-best document of a grouped candidate adds: `1 - (1 - best)·(1 - w·second)`.
-/// Chosen on the tuning half of `bfcl` in `mcp` mode (0, 0.2, 0.3, 0.5 and 1 tried).
-const SECOND_MEMBER_WEIGHT: f64 = 0.3;
-
 /// One candidate's evidence for one prompt, before calibration.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Evidence {
@@ -147,6 +193,26 @@ pub struct Evidence {
     pub coverage: f64,
     /// `raw` divided by the IDF of a term only one candidate has.
     pub strength: f64,
+    /// The IDF-weighted share of the candidate's name terms that the prompt's terms or their
+    /// related words reach, in [0, 1].
+    pub name_share: f64,
+    /// Its place among the candidates with any evidence, by raw score (1 is the best; 0 for a
+    /// candidate with none). Set by [`EmbeddedIndex::candidate_evidence`].
+    pub rank: u32,
+    /// `raw` divided by the best candidate's, in [0, 1].
+    pub relative: f64,
+    /// The prompt's: the best candidate's coverage.
+    pub best_coverage: f64,
+    /// The prompt's: the best candidate's strength.
+    pub best_strength: f64,
+    /// The prompt's: how far the best candidate stands ahead of the second, as a share of the
+    /// best raw score, in [0, 1].
+    pub gap: f64,
+    /// The prompt's: how many candidates the index holds.
+    pub candidates: u32,
+    /// The prompt's: whether it names a file in the working tree (`client.rs`,
+    /// `.github/workflows/ci.yml`), work for the built-in tools rather than an external one.
+    pub local_file: bool,
 }
 
 fn idf(docs: usize, df: usize) -> f64 {
@@ -312,6 +378,12 @@ impl EmbeddedIndex {
         // The prompt's distinct terms: the known ones by id, the unknown ones by text.
         let mut terms: Vec<String> = Vec::new();
         for_each_term(prompt, |t| terms.push(t.to_owned()));
+        // `on call` for a tool named `oncall`: a compound counts only where a candidate has it.
+        for_each_compound(prompt, |t| {
+            if self.vocabulary.contains_key(t) {
+                terms.push(t.to_owned());
+            }
+        });
         terms.sort_unstable();
         terms.dedup();
         let max_idf = idf(n, 1);
@@ -396,6 +468,7 @@ impl EmbeddedIndex {
         for &doc in &name_hit_docs {
             let share = (name_hits[doc as usize] / self.docs[doc as usize].name_idf).min(1.0);
             out[doc as usize].raw += w.name_coverage * max_idf * share * share;
+            out[doc as usize].name_share = share;
         }
         for evidence in &mut out {
             if evidence.raw > 0.0 {
@@ -406,48 +479,141 @@ impl EmbeddedIndex {
         out
     }
 
-    /// The calibrated score in [0, 1] of some evidence.
+    /// Every candidate's evidence for `prompt`, in candidate order, read in the context of the
+    /// whole prompt (its rank, its share of the best raw score, the prompt's own figures): a
+    /// grouped candidate's is its best document's.
+    pub fn candidate_evidence(&self, prompt: &str) -> Vec<Evidence> {
+        let per_doc = self.evidence(prompt);
+        let mut out = if self.owner.is_empty() {
+            per_doc
+        } else {
+            let mut best = vec![Evidence::default(); self.candidates];
+            for (doc, e) in per_doc.into_iter().enumerate() {
+                let slot = &mut best[self.owner[doc] as usize];
+                if e.raw > slot.raw {
+                    *slot = e;
+                }
+            }
+            best
+        };
+        let mut order: Vec<usize> = (0..out.len()).filter(|&i| out[i].raw > 0.0).collect();
+        // Ties keep candidate order, as the ranking everywhere else does.
+        order.sort_by(|&a, &b| out[b].raw.total_cmp(&out[a].raw).then(a.cmp(&b)));
+        let Some(&top) = order.first() else {
+            return out;
+        };
+        let best = out[top];
+        let second = order.get(1).map_or(0.0, |&i| out[i].raw);
+        let local_file = names_a_file(prompt);
+        let candidates = u32::try_from(out.len()).unwrap_or(u32::MAX);
+        for (rank, &i) in order.iter().enumerate() {
+            let e = &mut out[i];
+            e.rank = u32::try_from(rank + 1).unwrap_or(u32::MAX);
+            e.relative = e.raw / best.raw;
+            e.best_coverage = best.coverage;
+            e.best_strength = best.strength;
+            e.gap = (best.raw - second) / best.raw;
+            e.candidates = candidates;
+            e.local_file = local_file;
+        }
+        out
+    }
+
+    /// The calibrated score in [0, 1] of a candidate's evidence, as
+    /// [`EmbeddedIndex::candidate_evidence`] gives it.
     pub fn calibrate(&self, evidence: &Evidence) -> f64 {
         if evidence.raw <= 0.0 {
             return 0.0;
         }
         let c = self.calibration;
-        sigmoid(c.bias + c.coverage * evidence.coverage + c.strength * evidence.strength)
+        let e = evidence;
+        let x = c.bias
+            + c.strength * e.strength
+            + c.coverage * e.coverage
+            + c.name_share * e.name_share
+            + c.relative * e.relative
+            + c.log_rank * f64::from(e.rank.max(1)).ln()
+            + c.best_coverage * e.best_coverage
+            + c.best_strength * e.best_strength
+            + c.gap * e.gap
+            + c.coverage_relative * e.coverage * e.relative
+            + c.log_candidates * f64::from(e.candidates.max(1)).ln()
+            + c.local_file * f64::from(u8::from(e.local_file));
+        sigmoid(x)
     }
 
     /// Every candidate's score in [0, 1] for `prompt`, in candidate order; 0 for a candidate that
-    /// shares no term with it.
+    /// shares no term with it. Scores never rise down the ranking by raw evidence: a candidate
+    /// scores at most what every candidate with more evidence scores, so the calibration decides
+    /// how far down the ranking the threshold reaches, never the order.
     pub fn scores(&self, prompt: &str) -> Vec<f64> {
-        let per_doc = self
-            .evidence(prompt)
-            .into_iter()
-            .map(|e| self.calibrate(&e));
-        if self.owner.is_empty() {
-            return per_doc.collect();
+        let evidence = self.candidate_evidence(prompt);
+        let mut scores: Vec<f64> = evidence.iter().map(|e| self.calibrate(e)).collect();
+        let mut ranked: Vec<usize> = (0..evidence.len())
+            .filter(|&i| evidence[i].rank > 0)
+            .collect();
+        ranked.sort_unstable_by_key(|&i| evidence[i].rank);
+        // Strictly below the one above, by far less than anything shown or recorded (three
+        // decimals), so equal ceilings never reorder candidates.
+        let mut ceiling = 1.0f64;
+        for i in ranked {
+            ceiling = scores[i].min(ceiling - ORDER_STEP).max(0.0);
+            scores[i] = ceiling;
         }
-        let mut best = vec![(0.0f64, 0.0f64); self.candidates];
-        for (doc, score) in per_doc.enumerate() {
-            let slot = &mut best[self.owner[doc] as usize];
-            if score > slot.0 {
-                slot.1 = slot.0;
-                slot.0 = score;
-            } else if score > slot.1 {
-                slot.1 = score;
-            }
-        }
-        best.into_iter()
-            .map(|(first, second)| 1.0 - (1.0 - first) * (1.0 - SECOND_MEMBER_WEIGHT * second))
-            .collect()
+        scores
     }
+}
+
+/// How much lower than the candidate above it a candidate scores at least (see
+/// [`EmbeddedIndex::scores`]).
+const ORDER_STEP: f64 = 1e-9;
+
+/// Source and configuration file endings: a prompt that names such a file (`client.rs`,
+/// `src/app.tsx`, `.github/workflows/ci.yml`) is about the working tree.
+const FILE_ENDINGS: &[&str] = &[
+    "c", "cc", "cpp", "cs", "css", "go", "h", "hpp", "html", "java", "js", "json", "jsx", "kt",
+    "lock", "md", "mjs", "php", "proto", "py", "rb", "rs", "scss", "sh", "sql", "swift", "tf",
+    "toml", "ts", "tsx", "yaml", "yml",
+];
+
+/// Whether `prompt` names a file in the working tree: a word (quotes, brackets and trailing
+/// punctuation trimmed) that is not a URL and whose last path segment is `stem.ending` with a
+/// source or configuration ending.
+pub fn names_a_file(prompt: &str) -> bool {
+    const TRIM: &[char] = &[
+        '"', '\'', '`', '(', ')', '[', ']', '{', '}', '<', '>', ',', ';', ':', '!', '?', '*',
+    ];
+    prompt.split_whitespace().any(|word| {
+        let word = word
+            .trim_matches(TRIM)
+            .trim_end_matches('.')
+            .trim_matches(TRIM);
+        if word.contains("://")
+            || word
+                .get(..4)
+                .is_some_and(|w| w.eq_ignore_ascii_case("www."))
+        {
+            return false;
+        }
+        let segment = word.rsplit('/').next().unwrap_or(word);
+        let Some((stem, ending)) = segment.rsplit_once('.') else {
+            return false;
+        };
+        !stem.is_empty()
+            && stem
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            && FILE_ENDINGS.binary_search(&ending).is_ok()
+    })
 }
 
 /// The embedded scorer's index over `candidates` formed from `tools`, with the shipped weights.
 ///
-/// A tool candidate is read as a decision request carries it. A group candidate (`mcp` mode) is
-/// read as its own text (label and MCP namespace description) plus each member tool's bounded
-/// name and description, and scores what its best documents score. The member descriptions are
-/// read here, in process, and sent nowhere: a request to an outside model still carries only the
-/// member names (the spec's privacy list). No parameter schema, annotation, namespace
+/// Every candidate is read exactly as a decision request carries it (the spec's privacy list),
+/// so every decision model sees the same text. A tool candidate: its name, bounded description
+/// and label. A group candidate (`mcp` mode): its own text (label and, for an MCP server, the
+/// namespace description) plus each member's bounded name, scoring what its best documents
+/// score; member descriptions are not read. No parameter schema, annotation, namespace
 /// instruction or path is read in either mode.
 pub fn index_for(tools: &[ToolInfo], candidates: &[Candidate]) -> EmbeddedIndex {
     index_for_with(
@@ -481,7 +647,7 @@ pub fn index_for_with(
     }
     // Owned bounded member texts first, then borrowed views of them. A tool candidate among
     // groups is one document, as in `tools` mode.
-    let members: Vec<Vec<([String; 1], String)>> = candidates
+    let members: Vec<Vec<[String; 1]>> = candidates
         .iter()
         .map(|c| {
             if matches!(c.key, CandidateKey::Tool(_)) {
@@ -490,12 +656,7 @@ pub fn index_for_with(
             c.members
                 .iter()
                 .filter_map(|&i| tools.get(i))
-                .map(|t| {
-                    (
-                        [bounded(&t.name, MAX_REQUEST_NAME_CHARS)],
-                        bounded(&t.description, MAX_REQUEST_DESCRIPTION_CHARS),
-                    )
-                })
+                .map(|t| [bounded(&t.name, MAX_REQUEST_NAME_CHARS)])
                 .collect()
         })
         .collect();
@@ -509,10 +670,10 @@ pub fn index_for_with(
                 label: &c.label,
                 description: &c.description,
             };
-            std::iter::once(own).chain(members.iter().map(|(name, description)| CandidateText {
+            std::iter::once(own).chain(members.iter().map(|name| CandidateText {
                 names: name,
                 label: &c.label,
-                description,
+                description: "",
             }))
         }),
         weights,
@@ -809,42 +970,52 @@ mod grouped_tests {
     }
 
     #[test]
-    fn a_group_ranks_by_its_members_descriptions_not_only_their_names() {
-        // Opaque member names: only the descriptions say what the groups do.
-        let (labels, s) = scores(
-            "what is the weather forecast for Oslo tomorrow",
-            &[
-                ext("wx_q1", "Get the weather forecast for a city.", "sky"),
-                ext("wx_q2", "Current air pressure at an airport.", "sky"),
-                ext("ml_s1", "Send an email message to a recipient.", "post"),
-                ext("ml_s2", "List the folders of a mailbox.", "post"),
-            ],
-        );
+    fn a_group_is_read_as_a_request_carries_it_never_by_member_descriptions() {
+        // Opaque member names: only the member descriptions say what the groups do, and a
+        // decision request never carries them, so neither does the embedded scorer read them.
+        let tools = [
+            ext("wx_q1", "Get the weather forecast for a city.", "sky"),
+            ext("wx_q2", "Current air pressure at an airport.", "sky"),
+            ext("ml_s1", "Send an email message to a recipient.", "post"),
+            ext("ml_s2", "List the folders of a mailbox.", "post"),
+        ];
+        let prompt = "what is the weather forecast for Oslo tomorrow";
+        let (labels, s) = scores(prompt, &tools);
         assert_eq!(labels, ["sky", "post"]);
-        // A clear match of the descriptions alone (no name term matches): well above nothing,
-        // below the default threshold, as the calibration for names the prompt says has it.
-        assert!(s[0] > 0.4 && s[1] == 0.0, "{s:?}");
+        assert!(s.iter().all(|&s| s == 0.0), "{s:?}");
+        // In `tools` mode the same descriptions travel, and the forecast tool leads.
+        let (_, single) = scores_in(Mode::Tools, prompt, &tools);
+        assert!(single[0] > single[1] && single[0] > 0.0, "{single:?}");
+        // Member names do travel: a group whose tool names say the job is found by them.
+        let named = [
+            ext("weather_forecast", "", "sky"),
+            ext("air_pressure", "", "sky"),
+            ext("send_email", "", "post"),
+        ];
+        let (_, s) = scores(prompt, &named);
+        assert!(s[0] > 0.0 && s[1] == 0.0, "{s:?}");
     }
 
     #[test]
-    fn a_group_scores_at_least_its_best_member_and_stays_in_unit_range() {
+    fn group_scores_stay_in_unit_range_and_follow_their_members_names() {
         let tools = [
             ext("forecast", "Get the weather forecast for a city.", "sky"),
-            ext("alerts", "Severe weather alerts for a region.", "sky"),
-            ext("inbox", "Send an email message to a recipient.", "post"),
+            ext(
+                "weather_alerts",
+                "Severe weather alerts for a region.",
+                "sky",
+            ),
+            ext(
+                "send_email",
+                "Send an email message to a recipient.",
+                "post",
+            ),
         ];
         let prompt = "weather forecast and severe weather alerts for Bergen";
         let (_, grouped) = scores(prompt, &tools);
-        let (_, single) = scores_in(Mode::Tools, prompt, &tools);
         assert!(
             grouped.iter().all(|s| (0.0..=1.0).contains(s)),
             "{grouped:?}"
-        );
-        // Scored over the same three documents plus the groups' own (empty) text, the group
-        // of the two weather tools is at least as sure as its best member and sure of more.
-        assert!(
-            grouped[0] >= single[0].max(single[1]),
-            "{grouped:?} {single:?}"
         );
         assert!(grouped[0] > grouped[1], "{grouped:?}");
         assert!(scores("haiku about autumn", &tools)

@@ -26,6 +26,29 @@ fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.binary_search(&word).is_ok()
 }
 
+/// English clitics after an apostrophe: possessive or `is`/`has` (`s`), negation (`n't`), and
+/// `are`, `have`, `will`, `would`/`had`, `am`.
+const CLITICS: &[&str] = &["s", "t", "re", "ve", "ll", "d", "m"];
+
+fn is_apostrophe(c: char) -> bool {
+    matches!(c, '\'' | '\u{2019}' | '\u{02bc}')
+}
+
+/// The verb before a negation whose `n` was just dropped: `ca(n't)`, `wo(n't)`, `sha(n't)` and
+/// `ai(n't)` are `can`, `will`, `shall` and `is`; the others (`do`, `does`, `is`, `were`…) are
+/// already whole.
+fn negated_base(word: &mut String) {
+    let base = match word.as_str() {
+        "ca" => "can",
+        "wo" => "will",
+        "sha" => "shall",
+        "ai" => "is",
+        _ => return,
+    };
+    word.clear();
+    word.push_str(base);
+}
+
 /// Calls `emit` with every stemmed, lowercase term of `text`, in order, without stop words and
 /// without terms made only of digits (in prompts those are values: ids, amounts, dates).
 pub fn for_each_term(text: &str, mut emit: impl FnMut(&str)) {
@@ -34,23 +57,81 @@ pub fn for_each_term(text: &str, mut emit: impl FnMut(&str)) {
 
 /// Like [`for_each_term`] but before stemming, so callers can cache stems per word.
 pub fn for_each_word(text: &str, mut emit: impl FnMut(&str)) {
+    words(text, false, |w, _| emit(w));
+}
+
+/// Calls `emit` with every pair of adjacent words of `text` (stop words included, digits-only
+/// words not) written as one (`on call` -> `oncall`, `sign-up` -> `signup`, `data base` ->
+/// `database`), stemmed: a prompt may split what a tool's name writes as one word.
+pub fn for_each_compound(text: &str, mut emit: impl FnMut(&str)) {
+    let mut previous = String::new();
+    let mut joined = String::new();
+    words(text, true, |w, adjacent| {
+        if adjacent && !previous.is_empty() {
+            joined.clear();
+            joined.push_str(&previous);
+            joined.push_str(w);
+            emit(&stem(&joined));
+        }
+        previous.clear();
+        previous.push_str(w);
+    });
+}
+
+/// The words of `text`; `emit` also learns whether a word follows the previous one with only a
+/// blank or a hyphen between them (not at a case change, an apostrophe or other punctuation).
+fn words(text: &str, keep_stop_words: bool, mut emit: impl FnMut(&str, bool)) {
+    let mut adjacent = false;
+    let mut gap_is_join = true;
     let mut word = String::new();
     let mut prev: Option<char> = None;
     let mut chars = text.chars().peekable();
     // `word` is lowercased as it is read, so no word needs a second buffer.
-    let mut flush = |word: &mut String| {
+    let mut flush = |word: &mut String, adjacent: &mut bool| {
         if !word.is_empty() {
-            if !is_stop_word(word) && !word.bytes().all(|b| b.is_ascii_digit()) {
-                emit(word);
+            // A lone Latin letter says nothing about a tool (`o'clock`, `x` in `x = 2`).
+            let lone_letter = word.len() == 1 && word.as_bytes()[0].is_ascii_alphabetic();
+            let digits = word.bytes().all(|b| b.is_ascii_digit());
+            if !lone_letter && !digits && (keep_stop_words || !is_stop_word(word)) {
+                emit(word, *adjacent);
+                *adjacent = true;
+            } else {
+                *adjacent = false;
             }
             word.clear();
         }
     };
     while let Some(c) = chars.next() {
         if !c.is_alphanumeric() {
-            flush(&mut word);
+            // `who's`, `project's`, `don't`, `we'll`: the word before the apostrophe counts, the
+            // clitic after it never becomes a term of its own.
+            if is_apostrophe(c) && !word.is_empty() {
+                let mut ahead = chars.clone();
+                let mut clitic = String::new();
+                while let Some(&n) = ahead.peek() {
+                    if !n.is_alphabetic() || clitic.len() > 2 {
+                        break;
+                    }
+                    clitic.extend(n.to_lowercase());
+                    ahead.next();
+                }
+                let at_word_end = !ahead.peek().is_some_and(|n| n.is_alphanumeric());
+                if at_word_end && CLITICS.contains(&clitic.as_str()) {
+                    if clitic == "t" && word.ends_with('n') {
+                        word.pop();
+                        negated_base(&mut word);
+                    }
+                    chars = ahead;
+                }
+            }
+            flush(&mut word, &mut adjacent);
+            gap_is_join &= c == ' ' || c == '-';
             prev = None;
             continue;
+        }
+        if word.is_empty() {
+            adjacent &= gap_is_join;
+            gap_is_join = true;
         }
         if let Some(p) = prev {
             // `getWeather` -> get|Weather, `HTTPServer` -> HTTP|Server, `v2Api` -> v2|Api.
@@ -59,7 +140,8 @@ pub fn for_each_word(text: &str, mut emit: impl FnMut(&str)) {
                 && c.is_uppercase()
                 && chars.peek().is_some_and(|n| n.is_lowercase());
             if lower_to_upper || acronym_end {
-                flush(&mut word);
+                flush(&mut word, &mut adjacent);
+                adjacent = false;
             }
         }
         if c.is_ascii() {
@@ -69,7 +151,7 @@ pub fn for_each_word(text: &str, mut emit: impl FnMut(&str)) {
         }
         prev = Some(c);
     }
-    flush(&mut word);
+    flush(&mut word, &mut adjacent);
 }
 
 /// The terms of `text`, as [`for_each_term`] finds them.
@@ -238,6 +320,43 @@ mod tests {
             assert_eq!(stem(a), stem(b), "{a} {b}");
         }
         assert_ne!(stem("format"), stem("form"));
+    }
+
+    #[test]
+    fn contractions_and_possessives_never_make_one_letter_terms() {
+        assert_eq!(
+            terms("Who's on call for payments tonight?"),
+            terms("Who is on call for payments tonight?")
+        );
+        assert_eq!(terms("the project's board"), terms("the project board"));
+        assert_eq!(terms("don't deploy, it's late"), terms("deploy late"));
+        assert_eq!(
+            terms("we can't and won't, they'll, I'd, I'm, you've, we're"),
+            Vec::<String>::new()
+        );
+        assert_eq!(terms("the team\u{2019}s pager"), terms("the team pager"));
+        for text in [
+            "o'clock",
+            "rock 'n' roll",
+            "x = y + z",
+            "l'avion",
+            "'quoted' words",
+        ] {
+            assert!(
+                terms(text).iter().all(|t| t.chars().count() > 1),
+                "{text}: {:?}",
+                terms(text)
+            );
+        }
+    }
+
+    #[test]
+    fn adjacent_words_make_compounds() {
+        let mut out = Vec::new();
+        for_each_compound("Who's on call? sign-up, data base; getWeather x y", |c| {
+            out.push(c.to_owned())
+        });
+        assert_eq!(out, ["oncall", "signup", "databas"]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The texts of the `/decisions` command: its usage, `tools`/`mcp` (each takes only `list`), the
 //! status it prints where Pi has no interactive terminal, and `/decisions test`.
 
+use crate::reports::json_number;
 use crate::settings_tab::{cadence_text, mode_text, tools_tab};
 use crate::words::{code, thousands};
 use pcd_model::{bound_label, DecisionProvider, DecisionSettings, ScopedAllowlist, ToolsSettings};
@@ -206,25 +207,34 @@ mod tests {
     }
 }
 
+/// What the selected model scored in `/decisions test`, and what the settings in force would
+/// make of it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProbeScores {
+    /// Its score for the relevant probe tool (a forecast tool, for a weather question).
+    pub relevant: f64,
+    /// Its score for the irrelevant one (a chart tool).
+    pub irrelevant: f64,
+    /// The threshold in force.
+    pub threshold: f64,
+    /// The cap of new tools (or groups, in `mcp` mode) per round in force.
+    pub cap: u64,
+    /// Whether the relevant tool would be made available (at or above the threshold, within
+    /// the cap).
+    pub relevant_available: bool,
+    /// Whether the irrelevant tool would be made available.
+    pub irrelevant_available: bool,
+}
+
 /// The outcome of `/decisions test`: one small decision asked of the selected model.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum DecisionTest {
     /// No decision model is selected (every tool stays available).
     NoModel,
     /// The embedded scorer answered (it always can).
-    Embedded {
-        /// Its score for the relevant probe tool.
-        relevant: f64,
-        /// Its score for the irrelevant one.
-        irrelevant: f64,
-    },
+    Embedded(ProbeScores),
     /// The model answered with valid scores.
-    Answered {
-        /// Its score for the relevant probe tool.
-        relevant: f64,
-        /// Its score for the irrelevant one.
-        irrelevant: f64,
-    },
+    Answered(ProbeScores),
     /// The model answered, but not with a valid score for each probe tool.
     Malformed,
     /// The model could not be reached or did not answer in time.
@@ -235,31 +245,50 @@ pub enum DecisionTest {
     Cancelled,
 }
 
-/// The sentence `/decisions test` reports when the call returns.
+/// The sentence `/decisions test` reports when the call returns: whether the relevant tool would
+/// be made available at the threshold and cap in force, and whether the irrelevant one would be.
 pub fn decision_test(result: DecisionTest) -> String {
-    let scored = |who: &str, relevant: f64, irrelevant: f64| {
-        let verdict = if relevant > irrelevant {
-            "it ranks the relevant tool first"
-        } else {
-            "it does not rank the relevant tool first, so its picks may be poor"
+    let scored = |who: &str, p: ProbeScores| {
+        let threshold = json_number(p.threshold);
+        let verdict = match (p.relevant_available, p.irrelevant_available) {
+            (true, false) => format!(
+                "at the threshold {threshold}, the forecast tool would be made available and the \
+                 chart tool withheld, as they should"
+            ),
+            (true, true) => format!(
+                "at the threshold {threshold}, both would be made available, so its picks may \
+                 expose tools a task does not need; raise the threshold in Advanced or choose \
+                 another model"
+            ),
+            (false, _) if p.relevant >= p.threshold => format!(
+                "the forecast tool clears the threshold {threshold}, but a cap of {} new per \
+                 round lets nothing in; raise the cap in Advanced",
+                p.cap
+            ),
+            (false, irrelevant) => format!(
+                "at the threshold {threshold}, the forecast tool would not be made available \
+                 ({:.2} below it){}, so the model would not get the tool the question needs; \
+                 lower the threshold in Advanced or choose another model",
+                p.threshold - p.relevant,
+                if irrelevant {
+                    " but the chart tool would"
+                } else {
+                    ""
+                },
+            ),
         };
         format!(
-            "Decision test: {who} answered. A weather question scored {relevant:.2} for a \
-             forecast tool and {irrelevant:.2} for a chart tool: {verdict}."
+            "Decision test: {who} answered. A weather question scored {:.2} for a forecast tool \
+             and {:.2} for a chart tool: {verdict}.",
+            p.relevant, p.irrelevant
         )
     };
     match result {
         DecisionTest::NoModel => "Decision test: no decision model is selected, so nothing is \
              scored and every tool stays available. Choose one in Advanced (`decision.provider`)."
             .to_owned(),
-        DecisionTest::Embedded {
-            relevant,
-            irrelevant,
-        } => scored("the embedded scorer", relevant, irrelevant),
-        DecisionTest::Answered {
-            relevant,
-            irrelevant,
-        } => scored("the decision model", relevant, irrelevant),
+        DecisionTest::Embedded(p) => scored("the embedded scorer", p),
+        DecisionTest::Answered(p) => scored("the decision model", p),
         DecisionTest::Malformed => "Decision test: the decision model answered, but not with a \
              score for each tool, so its answers would add nothing. Try another model."
             .to_owned(),
@@ -277,18 +306,31 @@ pub fn decision_test(result: DecisionTest) -> String {
 mod decision_test_tests {
     use super::*;
 
+    /// What the picker's selection makes of two scores at the default threshold and a cap of 6.
+    fn probe(relevant: f64, irrelevant: f64) -> ProbeScores {
+        ProbeScores {
+            relevant,
+            irrelevant,
+            threshold: 0.625,
+            cap: 6,
+            relevant_available: relevant >= 0.625,
+            irrelevant_available: irrelevant >= 0.625,
+        }
+    }
+
     #[test]
     fn every_outcome() {
         let all = [
             DecisionTest::NoModel,
-            DecisionTest::Embedded {
-                relevant: 0.91,
-                irrelevant: 0.0,
-            },
-            DecisionTest::Answered {
-                relevant: 0.2,
-                irrelevant: 0.7,
-            },
+            DecisionTest::Embedded(probe(0.91, 0.0)),
+            DecisionTest::Answered(probe(0.2, 0.7)),
+            DecisionTest::Embedded(probe(0.46, 0.0)),
+            DecisionTest::Answered(probe(0.9, 0.8)),
+            DecisionTest::Answered(ProbeScores {
+                cap: 0,
+                relevant_available: false,
+                ..probe(0.9, 0.1)
+            }),
             DecisionTest::Malformed,
             DecisionTest::Unavailable,
             DecisionTest::Configuration,

@@ -65,6 +65,75 @@ pub struct EvalReport {
     pub selection: EvalSelection,
     /// Irrelevance prompts: the share with nothing exposed (0 to 1) and how many there were.
     pub irrelevance: Option<(f64, u64)>,
+    /// How well the embedded scorer's scores match how often a candidate is relevant.
+    pub calibration: EvalCalibration,
+    /// The figures of a set whose lines carry needs, topics and kinds (all `None` otherwise).
+    pub everyday: EvalEveryday,
+    /// `--sweep`: the selection at each threshold (empty without it).
+    pub sweep: Vec<EvalSweepRow>,
+}
+
+/// One bin of the reliability table: the (prompt, candidate) pairs whose score falls in
+/// `[low, high)` (the last bin includes 1.0).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EvalBin {
+    /// The bin's lower bound.
+    pub low: f64,
+    /// The bin's upper bound.
+    pub high: f64,
+    /// How many pairs fall in it.
+    pub pairs: u64,
+    /// Their mean score.
+    pub mean_score: f64,
+    /// The share of them whose candidate is relevant (0 to 1).
+    pub observed: f64,
+}
+
+/// The Brier score and reliability table over every (prompt, candidate) pair of the evaluated
+/// prompts, irrelevance prompts included.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EvalCalibration {
+    /// How many pairs.
+    pub pairs: u64,
+    /// The mean squared difference between score and relevance (0 or 1).
+    pub brier: f64,
+    /// How many pairs each prompt's 10 best candidates make.
+    pub top10_pairs: u64,
+    /// The Brier score over those pairs only.
+    pub brier_top10: f64,
+    /// Ten bins, [0, 0.1) to [0.9, 1.0].
+    pub bins: Vec<EvalBin>,
+}
+
+/// A share (0 to 1) of how many prompts.
+pub type EvalShare = Option<(f64, u64)>;
+
+/// The figures of a set labelled with needs, topics and kinds of irrelevance prompt.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EvalEveryday {
+    /// Labelled prompts with needs whose every need is met by the selection.
+    pub needs_met: EvalShare,
+    /// Labelled prompts with topics that expose a tool (or group) of an unrelated topic.
+    pub unrelated_topic: EvalShare,
+    /// Coding-only irrelevance prompts that expose nothing.
+    pub coding_nothing_exposed: EvalShare,
+    /// Near-miss irrelevance prompts that expose nothing.
+    pub near_miss_nothing_exposed: EvalShare,
+}
+
+/// The selection at one threshold of `eval --sweep`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EvalSweepRow {
+    /// The threshold.
+    pub threshold: f64,
+    /// Relevant candidates selected, of all relevant ones.
+    pub recall: f64,
+    /// Selected candidates that are relevant, of all selected ones.
+    pub precision: f64,
+    /// Candidates selected per labelled prompt.
+    pub exposed_per_prompt: f64,
+    /// The share of irrelevance prompts that expose nothing, when the set has some.
+    pub nothing_exposed: Option<f64>,
 }
 
 /// The `eval` text report: a table of the embedded scorer and Pi's two `tool_search` rankers,
@@ -121,6 +190,228 @@ pub fn eval_report(r: &EvalReport) -> String {
             100.0 * share
         );
     }
+    everyday(&mut s, &r.everyday, &r.mode);
+    calibration(&mut s, &r.calibration);
+    if !r.sweep.is_empty() {
+        sweep(&mut s, &r.sweep, r.selection.cap);
+    }
+    s
+}
+
+fn everyday(s: &mut String, e: &EvalEveryday, mode: &str) {
+    let unrelated = if mode == "mcp" {
+        "labelled prompts exposing a group of an unrelated topic"
+    } else {
+        "labelled prompts exposing a tool of an unrelated topic"
+    };
+    let lines = [
+        (
+            "labelled prompts whose every need is made available",
+            e.needs_met,
+        ),
+        (unrelated, e.unrelated_topic),
+        (
+            "coding-only prompts with nothing exposed",
+            e.coding_nothing_exposed,
+        ),
+        (
+            "near-miss prompts with nothing exposed",
+            e.near_miss_nothing_exposed,
+        ),
+    ];
+    for (what, share) in lines {
+        if let Some((share, prompts)) = share {
+            let _ = writeln!(s, "{what}: {:.1}% of {prompts}", 100.0 * share);
+        }
+    }
+}
+
+fn calibration(s: &mut String, c: &EvalCalibration) {
+    let _ = writeln!(
+        s,
+        "\ncalibration: Brier score {:.4} over {} (prompt, candidate) pairs, {:.4} over each \
+         prompt's 10 best candidates ({} pairs)",
+        c.brier, c.pairs, c.brier_top10, c.top10_pairs,
+    );
+    let _ = writeln!(
+        s,
+        "{:<12}{:>12}{:>12}{:>16}",
+        "score", "pairs", "mean score", "share relevant"
+    );
+    let last = c.bins.len().saturating_sub(1);
+    for (i, bin) in c.bins.iter().enumerate() {
+        let close = if i == last { ']' } else { ')' };
+        let range = format!("[{:.1}, {:.1}{close}", bin.low, bin.high);
+        if bin.pairs == 0 {
+            let _ = writeln!(s, "{range:<12}{:>12}{:>12}{:>16}", 0, "-", "-");
+        } else {
+            let _ = writeln!(
+                s,
+                "{range:<12}{:>12}{:>12.3}{:>16.3}",
+                bin.pairs, bin.mean_score, bin.observed
+            );
+        }
+    }
+}
+
+fn sweep(s: &mut String, rows: &[EvalSweepRow], cap: u64) {
+    let _ = writeln!(s, "\nselection by threshold (cap {cap}):");
+    let _ = writeln!(
+        s,
+        "{:<12}{:>10}{:>12}{:>22}{:>30}",
+        "threshold", "recall", "precision", "exposed per prompt", "irrelevance, nothing exposed"
+    );
+    for r in rows {
+        let nothing = r
+            .nothing_exposed
+            .map_or("-".to_owned(), |x| format!("{:.1}%", 100.0 * x));
+        let _ = writeln!(
+            s,
+            "{:<12.2}{:>10.3}{:>12.3}{:>22.2}{nothing:>30}",
+            r.threshold, r.recall, r.precision, r.exposed_per_prompt
+        );
+    }
+}
+
+/// Escapes text for SVG (XML) content and attribute values.
+fn xml_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `eval --plot`: an SVG of recall (left axis, 0 to 1) and candidates exposed per prompt (right
+/// axis) against the threshold, one `<polyline>` per series (`id="recall"`, `id="exposed"`,
+/// a point per row), and the threshold in use as a dashed vertical line
+/// (`id="default-threshold"`), labelled `default` when it is the built-in default (`is_default`)
+/// and `in use` when settings or flags chose another. `title` names the set, mode and split.
+pub fn eval_sweep_svg(
+    rows: &[EvalSweepRow],
+    default_threshold: f64,
+    is_default: bool,
+    title: &str,
+) -> String {
+    const W: f64 = 640.0;
+    const H: f64 = 400.0;
+    const LEFT: f64 = 60.0;
+    const RIGHT: f64 = 580.0;
+    const TOP: f64 = 50.0;
+    const BOTTOM: f64 = 340.0;
+    let most_exposed = rows
+        .iter()
+        .map(|r| r.exposed_per_prompt)
+        .fold(1.0f64, f64::max)
+        .ceil();
+    let x = |t: f64| LEFT + (RIGHT - LEFT) * t.clamp(0.0, 1.0);
+    let y = |share: f64| BOTTOM - (BOTTOM - TOP) * share.clamp(0.0, 1.0);
+    let points = |value: &dyn Fn(&EvalSweepRow) -> f64| -> String {
+        rows.iter()
+            .map(|r| format!("{:.1},{:.1}", x(r.threshold), y(value(r))))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" \
+         viewBox=\"0 0 {W} {H}\" font-family=\"sans-serif\" font-size=\"12\">"
+    );
+    let _ = writeln!(
+        s,
+        "<title>{}</title>",
+        xml_escape(&display_safe(&format!(
+            "{title}: recall and exposure by threshold"
+        )))
+    );
+    let _ = writeln!(s, "<rect width=\"{W}\" height=\"{H}\" fill=\"white\"/>");
+    let _ = writeln!(
+        s,
+        "<text x=\"{LEFT}\" y=\"28\" font-size=\"14\">{}</text>",
+        xml_escape(&display_safe(title))
+    );
+    // Axes and ticks: thresholds below, recall on the left, exposure on the right.
+    let _ = writeln!(
+        s,
+        "<path d=\"M{LEFT},{TOP} V{BOTTOM} H{RIGHT} V{TOP}\" fill=\"none\" stroke=\"black\"/>"
+    );
+    for i in 0..=10 {
+        let t = f64::from(i) / 10.0;
+        let _ = writeln!(
+            s,
+            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{t:.1}</text>",
+            x(t),
+            BOTTOM + 16.0
+        );
+    }
+    for i in 0..=4 {
+        let share = f64::from(i) / 4.0;
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{share:.2}</text>",
+            LEFT - 6.0,
+            y(share) + 4.0
+        );
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{:.1}\">{:.1}</text>",
+            RIGHT + 6.0,
+            y(share) + 4.0,
+            share * most_exposed
+        );
+    }
+    let _ = writeln!(
+        s,
+        "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">threshold</text>",
+        (LEFT + RIGHT) / 2.0,
+        BOTTOM + 34.0
+    );
+    let _ = writeln!(
+        s,
+        "<polyline id=\"recall\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" \
+         points=\"{}\"/>",
+        points(&|r| r.recall)
+    );
+    let _ = writeln!(
+        s,
+        "<polyline id=\"exposed\" fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\" \
+         points=\"{}\"/>",
+        points(&|r| r.exposed_per_prompt / most_exposed)
+    );
+    let _ = writeln!(
+        s,
+        "<line id=\"default-threshold\" x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{TOP}\" \
+         y2=\"{BOTTOM}\" stroke=\"gray\" stroke-dasharray=\"4 3\"/>",
+        x(default_threshold)
+    );
+    let _ = writeln!(
+        s,
+        "<text x=\"{:.1}\" y=\"{}\">{} {}</text>",
+        x(default_threshold) + 4.0,
+        TOP + 12.0,
+        if is_default { "default" } else { "in use" },
+        json_number(default_threshold)
+    );
+    let _ = writeln!(
+        s,
+        "<text x=\"{LEFT}\" y=\"{}\" fill=\"#1f77b4\">recall (left axis)</text>",
+        H - 12.0
+    );
+    let _ = writeln!(
+        s,
+        "<text x=\"{}\" y=\"{}\" fill=\"#d62728\">exposed per prompt (right axis)</text>",
+        LEFT + 200.0,
+        H - 12.0
+    );
+    s.push_str("</svg>\n");
     s
 }
 
@@ -170,15 +461,84 @@ mod tests {
                 withheld_share: 0.9987,
             },
             irrelevance: Some((0.25, 40)),
+            calibration: EvalCalibration {
+                pairs: 246_800,
+                brier: 0.00123,
+                top10_pairs: 2000,
+                brier_top10: 0.0456,
+                bins: (0..10)
+                    .map(|i: u32| EvalBin {
+                        low: f64::from(i) / 10.0,
+                        high: f64::from(i + 1) / 10.0,
+                        pairs: if i == 8 { 0 } else { 1000 / (u64::from(i) + 1) },
+                        mean_score: f64::from(i) / 10.0 + 0.05,
+                        observed: f64::from(i) / 12.0,
+                    })
+                    .collect(),
+            },
+            everyday: EvalEveryday {
+                needs_met: Some((0.9, 80)),
+                unrelated_topic: Some((0.0375, 80)),
+                coding_nothing_exposed: Some((0.975, 40)),
+                near_miss_nothing_exposed: Some((0.6, 20)),
+            },
+            sweep: vec![
+                EvalSweepRow {
+                    threshold: 0.05,
+                    recall: 0.9,
+                    precision: 0.15,
+                    exposed_per_prompt: 5.9,
+                    nothing_exposed: Some(0.0),
+                },
+                EvalSweepRow {
+                    threshold: 0.95,
+                    recall: 0.1,
+                    precision: 0.8,
+                    exposed_per_prompt: 0.125,
+                    nothing_exposed: Some(1.0),
+                },
+            ],
         };
         insta::assert_snapshot!(eval_report(&report));
         let plain = eval_report(&EvalReport {
             irrelevance: None,
             set: "set\u{1b}[2J".into(),
+            everyday: EvalEveryday::default(),
+            sweep: Vec::new(),
             ..report
         });
         assert!(plain.starts_with("set set?[2J  mode tools"), "{plain}");
-        assert!(!plain.contains("irrelevance"));
+        for absent in ["irrelevance", "need", "topic", "by threshold"] {
+            assert!(!plain.contains(absent), "{absent}: {plain}");
+        }
+        assert!(plain.contains("Brier score 0.0012 over 246800"), "{plain}");
+    }
+
+    #[test]
+    fn sweep_svg_has_both_series_and_the_default_marked() {
+        let rows: Vec<EvalSweepRow> = (1..=19)
+            .map(|i| EvalSweepRow {
+                threshold: f64::from(i) * 0.05,
+                recall: 1.0 - f64::from(i) * 0.05,
+                precision: 0.5,
+                exposed_per_prompt: 6.0 - f64::from(i) * 0.3,
+                nothing_exposed: None,
+            })
+            .collect();
+        let svg = eval_sweep_svg(&rows, 0.625, true, "set <a&b> \u{1b} tools test");
+        assert!(
+            svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""),
+            "{svg}"
+        );
+        assert!(svg.trim_end().ends_with("</svg>"));
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        assert!(svg.contains("set &lt;a&amp;b&gt; ? tools test"), "{svg}");
+        assert!(
+            svg.contains("id=\"default-threshold\" x1=\"385.0\""),
+            "{svg}"
+        );
+        assert!(svg.contains(">default 0.625</text>"));
+        assert!(eval_sweep_svg(&rows, 0.4, false, "t").contains(">in use 0.4</text>"));
     }
 
     #[test]

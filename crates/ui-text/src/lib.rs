@@ -20,8 +20,8 @@
 //!   [`decode_keys`], raw terminal input to keys; [`decisions_status`], the same without a
 //!   terminal;
 //! - [`groups_table`]: the `context-decisions groups` table; [`pick_report`] and
-//!   [`origins_report`]: the `pick` and `mcp-origins` reports; [`eval_report`] and
-//!   [`eval_progress`]: the `eval` report and progress bar;
+//!   [`origins_report`]: the `pick` and `mcp-origins` reports; [`eval_report`],
+//!   [`eval_progress`] and [`eval_sweep_svg`]: the `eval` report, progress bar and `--plot`;
 //! - the program's errors about its arguments and input files ([`program_error`],
 //!   [`tools_file_error`], [`script_error`], [`call_error`], …), each naming the file, entry or
 //!   field and what was expected, never a value from them;
@@ -76,13 +76,14 @@ mod words;
 pub use blocked::blocked_reason;
 pub use commands::{
     check_failed_reason, decision_test, decisions_status, decisions_usage, list_command_usage,
-    not_recorded_reason, DecisionTest, ListCommand, DECISIONS_COMMAND_DESCRIPTION,
+    not_recorded_reason, DecisionTest, ListCommand, ProbeScores, DECISIONS_COMMAND_DESCRIPTION,
     MAX_STATUS_ENTRIES,
 };
 pub use display::display_safe;
 pub use editor::{AllowlistEditor, CursorTarget, EditorKind, EditorOutcome, Key};
 pub use eval::{
-    eval_progress, eval_report, EvalReport, EvalScores, EvalSelection, EVAL_PROGRESS_WIDTH,
+    eval_progress, eval_report, eval_sweep_svg, EvalBin, EvalCalibration, EvalEveryday, EvalReport,
+    EvalScores, EvalSelection, EvalShare, EvalSweepRow, EVAL_PROGRESS_WIDTH,
 };
 pub use groups::{groups_table, GroupsRow};
 pub use keys::decode_keys;
@@ -90,10 +91,11 @@ pub use lists::{mcp_list, tools_list, Availability, Boundary, Filtering, Invento
 pub use notice::{availability_notice, AvailabilityNotice, NoticeGroup};
 pub use program::{
     agent_dir_error, call_error, current_folder_error, endpoint_error, eval_read_error,
-    gate_verdict, http_scorer_needs, number_list_error, pick_failed, program_error,
-    query_line_error, script_error, script_file_error, session_file_error, tools_file_error,
-    trusted_error, with_warnings, AgentDirProblem, CallProblem, EndpointProblem, NumberListProblem,
-    QueryProblem, ReadProblem, ScriptFileProblem, ScriptProblem, ToolsFileProblem,
+    flag_range_error, gate_verdict, http_scorer_needs, number_list_error, pick_failed,
+    plot_write_error, program_error, query_line_error, script_error, script_file_error,
+    session_file_error, tools_file_error, trusted_error, with_warnings, AgentDirProblem,
+    CallProblem, EndpointProblem, NumberListProblem, QueryProblem, ReadProblem, ScriptFileProblem,
+    ScriptProblem, ToolsFileProblem,
 };
 pub use progress::{DECIDING_CONTEXT, RANKING};
 pub use recording::{recording_failed, recording_stopped, replay_check, RECORDING_IN_USE};
@@ -105,9 +107,9 @@ pub use replay::{
 };
 pub use reports::{
     origins_report, pick_report, OriginRow, OriginWarning, PickExempt, PickReason, PickReport,
-    PickRow, PICK_LISTED,
+    PickRow, PickSettingsFile, PickWithheld, PICK_LISTED,
 };
-pub use rounds::{audit_finding, ledger_findings, round_problem, RoundProblem};
+pub use rounds::{audit_finding, ledger_findings, ledger_untrusted, round_problem, RoundProblem};
 pub use settings_tab::{
     advanced_tab, advanced_tab_notes, advanced_tool_limits, cadence_text, mode_text, provider_text,
     tools_tab, tools_tab_notes, SettingId, SettingRow,
@@ -115,5 +117,5 @@ pub use settings_tab::{
 pub use tab::{DecisionChange, Page, TabOutcome, ToolsChange, ToolsTab};
 pub use warnings::{
     allowlist_error, config_warning, inventory_warning, settings_fallback, settings_warning,
-    FileProblem, SettingsFallback, SettingsFile,
+    FileProblem, FileStep, SettingsFallback, SettingsFile,
 };

@@ -4,7 +4,7 @@
 //! typed as an argument, which could be a secret. File names go through [`display_safe`].
 
 use crate::display::display_safe;
-use pcd_model::{InventoryError, ToolProblem};
+use pcd_model::{FileReadProblem, InventoryError, ToolProblem};
 use std::fmt::Display;
 
 /// The line the program ends with when it exits with status 2 (bad input or arguments).
@@ -29,10 +29,8 @@ pub fn with_warnings(text: String, warnings: &[String]) -> String {
 /// Why a tools file (a `getAllTools()`-shaped inventory) cannot be used.
 #[derive(Debug, Clone, Copy)]
 pub enum ToolsFileProblem<'a> {
-    /// It could not be opened or read: the operating system's kind of error.
-    Read(&'a str),
-    /// It is larger than this many bytes.
-    TooLarge(u64),
+    /// It is not a regular file, is over its bound, or could not be opened or read.
+    Read(FileReadProblem),
     /// It is not UTF-8.
     NotUtf8,
     /// It is not a JSON array of tools.
@@ -51,10 +49,7 @@ pub enum ToolsFileProblem<'a> {
 pub fn tools_file_error(file: &str, problem: ToolsFileProblem<'_>) -> String {
     let file = display_safe(file);
     match problem {
-        ToolsFileProblem::Read(reason) => format!("cannot read tools file `{file}`: {reason}"),
-        ToolsFileProblem::TooLarge(max) => {
-            format!("tools file `{file}` is larger than {max} bytes")
-        }
+        ToolsFileProblem::Read(problem) => format!("tools file `{file}` {problem}"),
         ToolsFileProblem::NotUtf8 => format!("tools file `{file}` is not UTF-8 text"),
         ToolsFileProblem::Invalid(error) => format!("tools file `{file}`: {error}"),
         ToolsFileProblem::BadEntries { problems, total } => {
@@ -73,25 +68,44 @@ pub fn tools_file_error(file: &str, problem: ToolsFileProblem<'_>) -> String {
 /// Why a file of an `eval` set (or its tools file, read again for Pi's ranker) cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReadProblem {
-    /// The operating system's kind of error.
-    Io(String),
-    /// It is larger than this many bytes.
-    TooLarge(u64),
+    /// It is not a regular file, is over its bound, or could not be opened or read.
+    File(FileReadProblem),
     /// It is not UTF-8.
     NotUtf8,
     /// It is not JSON.
     NotJson,
+    /// It is a symbolic link to nothing.
+    DanglingSymlink,
 }
 
 /// The error for an `eval` set's file that cannot be read.
 pub fn eval_read_error(file: &str, problem: &ReadProblem) -> String {
-    let reason = match problem {
-        ReadProblem::Io(kind) => display_safe(kind),
-        ReadProblem::TooLarge(max) => format!("larger than {max} bytes"),
-        ReadProblem::NotUtf8 => "not UTF-8".to_owned(),
-        ReadProblem::NotJson => "not JSON".to_owned(),
-    };
-    format!("cannot read `{}`: {reason}", display_safe(file))
+    let file = display_safe(file);
+    match problem {
+        ReadProblem::File(problem) => format!("`{file}` {problem}"),
+        ReadProblem::NotUtf8 => format!("cannot read `{file}`: not UTF-8"),
+        ReadProblem::NotJson => format!("cannot read `{file}`: not JSON"),
+        ReadProblem::DanglingSymlink => {
+            format!("cannot read `{file}`: it is a symbolic link to a file that does not exist")
+        }
+    }
+}
+
+/// The error for a flag whose value is out of its range or not a number: `--threshold` takes a
+/// number from 0 to 1, the caps a whole number from 0 to 1000.
+pub fn flag_range_error(flag: &str, whole: bool, min: &str, max: &str) -> String {
+    let what = if whole { "a whole number" } else { "a number" };
+    format!("{flag} takes {what} from {min} to {max}")
+}
+
+/// The error for an `eval --plot` file that cannot be written (`reason`: the operating system's
+/// kind of error).
+pub fn plot_write_error(file: &str, reason: &str) -> String {
+    format!(
+        "cannot write the plot `{}`: {}",
+        display_safe(file),
+        display_safe(reason)
+    )
 }
 
 /// Why a line of an `eval` queries file (`{"id", "prompt", "relevant_tools"}`) is not a query.
@@ -111,6 +125,12 @@ pub enum QueryProblem {
     NoRelevantTools,
     /// An item of `relevant_tools` is not a string.
     RelevantToolNotString,
+    /// `needs` is not a list of non-empty lists of tool names.
+    BadNeeds,
+    /// `topics` is not a list of strings.
+    BadTopics,
+    /// `kind` is neither `coding` nor `near-miss`.
+    BadKind,
 }
 
 /// The error for a line of an `eval` queries file (`line` is 1-based).
@@ -121,8 +141,13 @@ pub fn query_line_error(file: &str, line: usize, problem: QueryProblem) -> Strin
         QueryProblem::NotAnObject => "not a JSON object".to_owned(),
         QueryProblem::NoId => "no string `id`".to_owned(),
         QueryProblem::NoPrompt => "no string `prompt`".to_owned(),
-        QueryProblem::NoRelevantTools => "no array `relevant_tools`".to_owned(),
+        QueryProblem::NoRelevantTools => "no array `relevant_tools` (nor `needs`)".to_owned(),
         QueryProblem::RelevantToolNotString => "a relevant tool is not a string".to_owned(),
+        QueryProblem::BadNeeds => {
+            "`needs` is not a list of non-empty lists of tool names".to_owned()
+        }
+        QueryProblem::BadTopics => "`topics` is not a list of strings".to_owned(),
+        QueryProblem::BadKind => "`kind` is neither \"coding\" nor \"near-miss\"".to_owned(),
     };
     format!("`{}` line {line}: {reason}", display_safe(file))
 }
@@ -246,8 +271,8 @@ pub fn endpoint_error(problem: EndpointProblem) -> String {
 /// Why a script file for `simulate` cannot be run.
 #[derive(Debug, Clone, Copy)]
 pub enum ScriptFileProblem<'a> {
-    /// It could not be read: the operating system's kind of error.
-    Read(&'a str),
+    /// It is not a regular file, is over its bound, or could not be opened or read.
+    Read(FileReadProblem),
     /// It is not JSON: where the parser stopped.
     NotJson {
         /// 1-based line.
@@ -263,7 +288,7 @@ pub enum ScriptFileProblem<'a> {
 pub fn script_file_error(file: &str, problem: ScriptFileProblem<'_>) -> String {
     let file = display_safe(file);
     match problem {
-        ScriptFileProblem::Read(kind) => format!("cannot read script `{file}`: {kind}"),
+        ScriptFileProblem::Read(problem) => format!("script `{file}` {problem}"),
         ScriptFileProblem::NotJson { line, column } => {
             format!("script `{file}` is not valid JSON (line {line}, column {column})")
         }
@@ -383,8 +408,14 @@ mod tests {
             (3, ToolProblem::EmptyName),
         ];
         let all = [
-            ToolsFileProblem::Read("entity not found"),
-            ToolsFileProblem::TooLarge(1024),
+            ToolsFileProblem::Read(FileReadProblem::NotFound),
+            ToolsFileProblem::Read(FileReadProblem::Directory),
+            ToolsFileProblem::Read(FileReadProblem::Fifo),
+            ToolsFileProblem::Read(FileReadProblem::Device),
+            ToolsFileProblem::Read(FileReadProblem::Socket),
+            ToolsFileProblem::Read(FileReadProblem::Symlink),
+            ToolsFileProblem::Read(FileReadProblem::TooLarge { limit: 1024 }),
+            ToolsFileProblem::Read(FileReadProblem::Io(std::io::ErrorKind::PermissionDenied)),
             ToolsFileProblem::NotUtf8,
             ToolsFileProblem::Invalid(&invalid),
             ToolsFileProblem::BadEntries {
@@ -404,10 +435,12 @@ mod tests {
     #[test]
     fn every_eval_input_error() {
         let mut lines: Vec<String> = [
-            ReadProblem::Io("permission denied".into()),
-            ReadProblem::TooLarge(67_108_864),
+            ReadProblem::File(FileReadProblem::Io(std::io::ErrorKind::PermissionDenied)),
+            ReadProblem::File(FileReadProblem::Fifo),
+            ReadProblem::File(FileReadProblem::TooLarge { limit: 67_108_864 }),
             ReadProblem::NotUtf8,
             ReadProblem::NotJson,
+            ReadProblem::DanglingSymlink,
         ]
         .iter()
         .map(|p| eval_read_error("set/queries.jsonl", p))
@@ -421,6 +454,9 @@ mod tests {
                 QueryProblem::NoPrompt,
                 QueryProblem::NoRelevantTools,
                 QueryProblem::RelevantToolNotString,
+                QueryProblem::BadNeeds,
+                QueryProblem::BadTopics,
+                QueryProblem::BadKind,
             ]
             .map(|p| query_line_error("set/queries.jsonl", 7, p)),
         );
@@ -432,6 +468,9 @@ mod tests {
             "--calibration",
             NumberListProblem::Count(4),
         ));
+        lines.push(plot_write_error("out/sweep.svg", "permission denied"));
+        lines.push(flag_range_error("--threshold", false, "0", "1"));
+        lines.push(flag_range_error("--max-new-tools", true, "0", "1000"));
         insta::assert_snapshot!(lines.join("\n"));
     }
 
@@ -462,7 +501,12 @@ mod tests {
     #[test]
     fn every_script_error() {
         let mut lines = vec![
-            script_file_error("s.json", ScriptFileProblem::Read("entity not found")),
+            script_file_error("s.json", ScriptFileProblem::Read(FileReadProblem::NotFound)),
+            script_file_error("s.json", ScriptFileProblem::Read(FileReadProblem::Device)),
+            script_file_error(
+                "s.json",
+                ScriptFileProblem::Read(FileReadProblem::TooLarge { limit: 268_435_456 }),
+            ),
             script_file_error("s.json", ScriptFileProblem::NotJson { line: 3, column: 9 }),
             script_file_error(
                 "s.json",

@@ -173,8 +173,8 @@ pub struct ReplaySession {
     pub groups: Vec<String>,
     /// The first prompt's entry id (none: not appended yet) and the round that picked for it.
     pub first_prompt: Option<(Option<String>, String)>,
-    /// Whether anything points to tampering or damage. Findings that do not (entries of a newer
-    /// version) still make the verdict unclean.
+    /// Whether anything points to tampering or damage. Findings that do not but untrust the
+    /// branch (entries of a newer version) still make the verdict unclean.
     pub tampered: bool,
 }
 
@@ -260,7 +260,7 @@ pub fn replay_session(r: &ReplaySession) -> String {
     }
     let verdict = if r.tampered {
         "TAMPERED OR DAMAGED"
-    } else if !r.findings.is_empty() {
+    } else if r.findings.iter().any(|f| f.code.untrusts_branch()) {
         "NOT CLEAN: entries of a newer version were skipped, so what this branch grants is not \
          known here"
     } else {

@@ -95,6 +95,41 @@ pub struct PickReport {
     pub withheld: Vec<PickRow>,
     /// Not candidates: name and reason (a [`PickExempt::text`]).
     pub always_available: Vec<(String, String)>,
+    /// Which settings files applied (none: the built-in defaults).
+    pub settings_files: Vec<PickSettingsFile>,
+    /// The flags that overrode the settings (`--threshold`, …), as given.
+    pub overridden: Vec<String>,
+    /// Why the best withheld candidate with a score was withheld.
+    pub best_withheld: Option<PickWithheld>,
+}
+
+/// A settings file `pick` read: its scope and the path it was found at (the one the person
+/// gave, or where Pi looks by default).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PickSettingsFile {
+    /// `global` (settings and global allowlists) or `project` (project allowlists).
+    pub scope: &'static str,
+    /// Where it was found.
+    pub path: String,
+}
+
+/// Why the best withheld candidate was withheld.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PickWithheld {
+    /// Its score is below the threshold.
+    BelowThreshold {
+        /// Its name or key.
+        name: String,
+        /// Its score.
+        score: f64,
+    },
+    /// It is at or above the threshold, but better ones filled the cap.
+    OverCap {
+        /// Its name or key.
+        name: String,
+        /// Its score.
+        score: f64,
+    },
 }
 
 /// A number as JSON writes it (`1.0`, `0.625`).
@@ -148,6 +183,47 @@ pub fn pick_report(r: &PickReport) -> String {
         for (name, reason) in &r.always_available {
             let _ = writeln!(s, "  {}  {reason}", display_safe(name));
         }
+    }
+    match &r.best_withheld {
+        Some(PickWithheld::BelowThreshold { name, score }) => {
+            let _ = writeln!(
+                s,
+                "\nthe best withheld candidate, {} ({score:.3}), is {:.3} below the threshold {}",
+                display_safe(name),
+                r.threshold - score,
+                json_number(r.threshold),
+            );
+        }
+        Some(PickWithheld::OverCap { name, score }) => {
+            let _ = writeln!(
+                s,
+                "\nthe best withheld candidate, {} ({score:.3}), clears the threshold {}, but the \
+                 cap of {} per round was already filled by better ones",
+                display_safe(name),
+                json_number(r.threshold),
+                r.cap,
+            );
+        }
+        None => {}
+    }
+    if r.settings_files.is_empty() {
+        let _ = write!(
+            s,
+            "\nsettings: no settings file found, so the built-in defaults apply"
+        );
+    } else {
+        let files: Vec<String> = r
+            .settings_files
+            .iter()
+            .map(|f| format!("{} {}", f.scope, display_safe(&f.path)))
+            .collect();
+        let _ = write!(s, "\nsettings: {}", files.join(", "));
+    }
+    if r.overridden.is_empty() {
+        s.push('\n');
+    } else {
+        let flags: Vec<String> = r.overridden.iter().map(|f| display_safe(f)).collect();
+        let _ = writeln!(s, "; overridden by {}", flags.join(", "));
     }
     s
 }
@@ -224,15 +300,54 @@ mod tests {
             available: vec![row("mcp__docs__search", Some(0.9), PickReason::Added)],
             withheld: vec![row("bar\u{1b}chart", None, PickReason::NoValidScore)],
             always_available: vec![("read".into(), PickExempt::Internal.text().into())],
+            settings_files: Vec::new(),
+            overridden: Vec::new(),
+            best_withheld: None,
         });
         assert_eq!(
             text,
             "tools mode, embedded scorer, threshold 1.0, cap 6: 1 of 2 candidates made available\n\
              \nmade available (1):\n  0.900  mcp__docs__search (docs)  at or above the threshold, within the cap\n\
              \nwithheld (1):\n    -    bar?chart  no valid score\n\
-             \nalways available (1):\n  read  internal\n"
+             \nalways available (1):\n  read  internal\n\
+             \nsettings: no settings file found, so the built-in defaults apply\n"
         );
         assert_eq!(json_number(0.625), "0.625");
+    }
+
+    #[test]
+    fn pick_report_says_why_the_best_withheld_was_withheld_and_which_files_applied() {
+        let report = |best: PickWithheld| PickReport {
+            mode: "tools".into(),
+            scorer: "embedded".into(),
+            threshold: 0.625,
+            cap: 1,
+            candidates: 12,
+            available: Vec::new(),
+            withheld: Vec::new(),
+            always_available: Vec::new(),
+            settings_files: vec![
+                PickSettingsFile {
+                    scope: "global",
+                    path: "/home/u/.pi/agent/pi-context-decisions/settings.json".into(),
+                },
+                PickSettingsFile {
+                    scope: "project",
+                    path: "repo/.pi/pi-context-decisions.json".into(),
+                },
+            ],
+            overridden: vec!["--threshold".into(), "--max-new-tools".into()],
+            best_withheld: Some(best),
+        };
+        let below = pick_report(&report(PickWithheld::BelowThreshold {
+            name: "calculator".into(),
+            score: 0.443,
+        }));
+        let over = pick_report(&report(PickWithheld::OverCap {
+            name: "web\u{1b}fetch".into(),
+            score: 0.7,
+        }));
+        insta::assert_snapshot!(format!("{below}\n---\n{over}"));
     }
 
     #[test]

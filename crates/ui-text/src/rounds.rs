@@ -68,6 +68,25 @@ pub fn ledger_findings(count: usize) -> String {
     )
 }
 
+/// The warning when a session starts on a branch whose ledger does not fold (an edited, damaged
+/// or newer-version entry): what still applies, that nothing new is granted, and how to recover.
+/// Counts only.
+pub fn ledger_untrusted(count: usize) -> String {
+    let records = if count == 1 {
+        "1 decision record".to_owned()
+    } else {
+        format!("{count} decision records")
+    };
+    format!(
+        "This session's branch has {records} that could not be trusted (edited, damaged, or \
+         written by a newer version of pi-context-decisions). Tool filtering keeps what the \
+         intact records made available and your allowlists, but adds nothing new on this branch. \
+         To go on deciding: use /tree to go back to before the first of them, start a new \
+         session, or switch filtering off in /decisions. `cargo xtask replay` on the session \
+         file shows which records."
+    )
+}
+
 /// The sentence for one ledger audit finding. Entry and round ids are shown bounded and made
 /// safe: a hand-edited file can put anything there.
 pub fn audit_finding(finding: &AuditFinding) -> String {
@@ -89,8 +108,12 @@ pub fn audit_finding(finding: &AuditFinding) -> String {
     };
     let what = match finding.code {
         AuditFindingCode::TornRound => {
-            "Torn round: some of its parts are missing (a crash between writes, or entries \
-             removed); the parts that are present were not applied."
+            "Torn round: parts of it are missing before others that are present, or out of \
+             order (entries removed or moved); none of it was applied."
+        }
+        AuditFindingCode::InterruptedRound => {
+            "Interrupted round: its first parts are present and the rest were never written (a \
+             crash or a failed write while appending); it was not applied."
         }
         AuditFindingCode::DigestMismatch => {
             "Altered round: all its parts are present but their digest does not match, so it \
@@ -135,6 +158,21 @@ mod tests {
         .map(round_problem)
         .join("\n");
         insta::assert_snapshot!(all);
+    }
+
+    #[test]
+    fn an_untrusted_ledger_says_what_applies_and_how_to_recover() {
+        let text = ledger_untrusted(2);
+        assert!(text.contains("2 decision records"));
+        assert!(text.contains("adds nothing new"));
+        for way in [
+            "/tree",
+            "new session",
+            "switch filtering off",
+            "cargo xtask replay",
+        ] {
+            assert!(text.contains(way), "{way}");
+        }
     }
 
     #[test]

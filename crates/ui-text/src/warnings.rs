@@ -5,6 +5,7 @@
 //! None of them contains a path or a value from a file: the codes carry only the file's role, a
 //! validated server name, a field name this product defines, or a rule.
 
+use crate::display::display_safe;
 use crate::words::{code, fit, list_title, TOOLS_TAB};
 use pcd_model::{
     bound_label, AllowlistError, ConfigFile, ConfigWarning, ConfigWarningCode, InventoryWarning,
@@ -279,8 +280,14 @@ fn default_phrase(field: &str) -> String {
 /// Why a settings or allowlist file could not be read or written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FileProblem {
-    /// Reading or writing failed (permissions, I/O, a lock that could not be taken).
-    Io,
+    /// A step of reading or saving failed (permissions, a read-only folder or file system, a
+    /// full disk, a quota, an I/O error): which step, and the operating system's kind of error.
+    Io {
+        /// The step that failed.
+        step: FileStep,
+        /// The operating system's kind of error.
+        kind: std::io::ErrorKind,
+    },
     /// The file is not valid JSON.
     NotJson,
     /// The file is larger than the reader accepts.
@@ -290,6 +297,64 @@ pub enum FileProblem {
     },
     /// The path is a symbolic link, a directory or a device.
     NotRegularFile,
+    /// The `.lock` file beside it is a symbolic link or not a regular file, so the lock that
+    /// keeps two saves apart cannot be taken.
+    LockNotRegularFile,
+    /// The file holds a lone surrogate escape (`"\ud800"`): it is read field by field, but a
+    /// save would have to rewrite that text, so it is not saved.
+    NotUnicode,
+}
+
+/// The steps of reading and saving a settings or allowlist file, in the order a save takes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FileStep {
+    /// Reading the file.
+    Read,
+    /// Creating the file's folder.
+    CreateFolder,
+    /// Creating or locking the `.lock` file beside the file.
+    Lock,
+    /// Creating the temporary file beside the file.
+    CreateTemporary,
+    /// Writing the temporary file.
+    Write,
+    /// Syncing the temporary file to the disk.
+    Sync,
+    /// Renaming the temporary file over the file.
+    Rename,
+    /// Syncing the folder after the rename (the new file is already in place).
+    SyncFolder,
+}
+
+/// Why a step failed, in words: the causes a person can act on by name, else the operating
+/// system's kind of error.
+fn io_reason(kind: std::io::ErrorKind) -> String {
+    use std::io::ErrorKind as K;
+    match kind {
+        K::PermissionDenied => {
+            "permission denied (the folder or the file is read-only for this user)".to_owned()
+        }
+        K::ReadOnlyFilesystem => "the file system is read-only".to_owned(),
+        K::StorageFull => "the disk is full".to_owned(),
+        K::QuotaExceeded => "the disk quota is exceeded".to_owned(),
+        K::FileTooLarge => "the file size limit is reached".to_owned(),
+        K::NotADirectory => "a file is where a folder should be".to_owned(),
+        K::WriteZero => "the disk took no more bytes".to_owned(),
+        other => display_safe(&other.to_string()),
+    }
+}
+
+fn step_phrase(step: FileStep) -> &'static str {
+    match step {
+        FileStep::Read => "reading the file",
+        FileStep::CreateFolder => "creating its folder",
+        FileStep::Lock => "taking its lock",
+        FileStep::CreateTemporary => "creating the temporary file beside it",
+        FileStep::Write => "writing the temporary file",
+        FileStep::Sync => "syncing the temporary file to the disk",
+        FileStep::Rename => "renaming the temporary file over it",
+        FileStep::SyncFolder => "syncing the folder after the rename",
+    }
 }
 
 /// What applies instead when a settings or allowlist file cannot be read or written.
@@ -319,8 +384,33 @@ fn problem_sentence(file: SettingsFile, problem: FileProblem, saving: bool) -> S
         SettingsFile::Project => "project allowlists",
     };
     match (problem, saving) {
-        (FileProblem::Io, false) => format!("The {what} could not be read."),
-        (FileProblem::Io, true) => format!("Saving the {what} failed."),
+        (FileProblem::Io { kind, .. }, false) => {
+            format!("The {what} could not be read: {}.", io_reason(kind))
+        }
+        (
+            FileProblem::Io {
+                step: FileStep::SyncFolder,
+                kind,
+            },
+            true,
+        ) => format!(
+            "The {what} were saved, but {} failed: {}.",
+            step_phrase(FileStep::SyncFolder),
+            io_reason(kind)
+        ),
+        (FileProblem::Io { step, kind }, true) => format!(
+            "Saving the {what} failed while {}: {}.",
+            step_phrase(step),
+            io_reason(kind)
+        ),
+        (FileProblem::LockNotRegularFile, _) => format!(
+            "The lock file beside the {what} file is a symbolic link or not a regular file, so \
+             its lock cannot be taken."
+        ),
+        (FileProblem::NotUnicode, _) => format!(
+            "The {what} file holds text that is not valid Unicode (a lone surrogate escape such \
+             as `\\ud800`); every other field is read, but a save would have to rewrite it."
+        ),
         (FileProblem::NotJson, _) => format!("The {what} file is not valid JSON."),
         (FileProblem::TooLarge { limit_kib }, _) => {
             format!("The {what} file is larger than {limit_kib} KiB.")
@@ -334,7 +424,18 @@ fn problem_sentence(file: SettingsFile, problem: FileProblem, saving: bool) -> S
 
 fn save_consequence(problem: FileProblem) -> &'static str {
     match problem {
-        FileProblem::Io => "Nothing was saved and the settings in use are unchanged. Try again.",
+        FileProblem::Io {
+            step: FileStep::SyncFolder,
+            ..
+        } => "A power loss may still bring back the old file.",
+        FileProblem::Io { .. } => {
+            "Nothing was saved and the settings in use are unchanged. Save again once that is \
+             resolved."
+        }
+        FileProblem::LockNotRegularFile => {
+            "Nothing was saved and the settings in use are unchanged. Remove the lock file (it \
+             is only ever an empty regular file), then save again."
+        }
         // The store never overwrites a file it cannot read: that would lose what is in it.
         _ => {
             "Nothing was saved, so what is in that file is not lost, and the settings in use are \
@@ -392,6 +493,11 @@ pub fn allowlist_error(list: RemedyList, error: &AllowlistError) -> String {
              so it cannot be allowlisted by name. Allowlist its MCP server or extension \
              instead ({}), or let the decision model decide.",
             list_title(RemedyList::Groups)
+        ),
+        AllowlistError::NotUnicode { position } => format!(
+            "A tool name cannot contain text that is not valid Unicode (character {} is U+FFFD, \
+             which stands for it, such as a lone surrogate escape in the file).",
+            position + 1
         ),
         AllowlistError::ToolNameWhitespace { position } => format!(
             "A tool name cannot contain whitespace (character {} is whitespace).",
@@ -551,10 +657,50 @@ mod tests {
         insta::assert_snapshot!(all);
     }
 
+    /// Issue 18, item 7: a failed save says which step failed and why (a read-only folder, a
+    /// full disk, a symlinked lock file), not only that it failed.
+    #[test]
+    fn every_save_failure_gives_its_reason() {
+        use std::io::ErrorKind as K;
+        let mut all = Vec::new();
+        for (step, kind) in [
+            (FileStep::CreateFolder, K::PermissionDenied),
+            (FileStep::Lock, K::PermissionDenied),
+            (FileStep::Read, K::Other),
+            (FileStep::CreateTemporary, K::PermissionDenied),
+            (FileStep::CreateTemporary, K::ReadOnlyFilesystem),
+            (FileStep::Write, K::StorageFull),
+            (FileStep::Write, K::QuotaExceeded),
+            (FileStep::Write, K::FileTooLarge),
+            (FileStep::Write, K::WriteZero),
+            (FileStep::Sync, K::Other),
+            (FileStep::Rename, K::NotADirectory),
+            (FileStep::SyncFolder, K::Other),
+        ] {
+            all.push(settings_fallback(SettingsFallback::GlobalSaveFailed(
+                FileProblem::Io { step, kind },
+            )));
+        }
+        all.push(settings_fallback(SettingsFallback::ProjectSaveFailed(
+            FileProblem::LockNotRegularFile,
+        )));
+        all.push(settings_fallback(SettingsFallback::GlobalSaveFailed(
+            FileProblem::NotUnicode,
+        )));
+        assert!(all[4].contains("read-only"), "{}", all[4]);
+        assert!(all[5].contains("disk is full"), "{}", all[5]);
+        assert!(all[12].contains("lock file"), "{}", all[12]);
+        insta::assert_snapshot!(all.join("\n"));
+    }
+
     #[test]
     fn every_fallback() {
+        use std::io::ErrorKind as K;
         let problems = [
-            FileProblem::Io,
+            FileProblem::Io {
+                step: FileStep::Read,
+                kind: K::PermissionDenied,
+            },
             FileProblem::NotJson,
             FileProblem::TooLarge { limit_kib: 256 },
             FileProblem::NotRegularFile,
@@ -585,6 +731,7 @@ mod tests {
             AllowlistError::NotAString,
             AllowlistError::ToolNameTooLong { chars: 140 },
             AllowlistError::ToolNameWhitespace { position: 3 },
+            AllowlistError::NotUnicode { position: 2 },
             AllowlistError::GroupInvalidCharacter { position: 0 },
             AllowlistError::EmptyAfterPrefix { prefix: "mcp__" },
             AllowlistError::EmptyAfterPrefix { prefix: "ext__" },

@@ -316,7 +316,10 @@ fn errors_never_name_the_path() {
     let path = Path::new("/home/secret-user/.pi/agent/sessions/missing.jsonl");
     let error = SessionFile::open(path).err().unwrap();
     assert!(!error.to_string().contains("secret-user"));
-    assert!(matches!(error, SessionError::Io(io::ErrorKind::NotFound)));
+    assert!(matches!(
+        error,
+        SessionError::File(pcd_model::FileReadProblem::NotFound)
+    ));
 }
 
 #[test]
@@ -401,7 +404,7 @@ fn many_parts_file(parts: usize) -> std::path::PathBuf {
         "pcd-ledger-many-parts-{}-{parts}.jsonl",
         std::process::id()
     ));
-    let mut out = std::io::BufWriter::new(File::create(&path).unwrap());
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
     writeln!(out, "{}", header()).unwrap();
     let mut round = Round::new("many", Mode::Tools, Boundary::Prompt, Basis::Unscored);
     round.tools = (0..parts).map(|i| format!("t{i}")).collect();
@@ -530,3 +533,63 @@ fn a_version_one_file_has_no_ids_to_miss() {
     let branch = file.branch_for(None).unwrap();
     assert!(file.fold_branch(&branch).unwrap().findings.is_empty());
 }
+
+/// Issue 18, finding 5: a FIFO, a device, a folder or a file over the bound is refused at once,
+/// by what it is, before a byte is read (the FIFO blocked forever, `/dev/zero` ran forever).
+#[cfg(target_os = "linux")]
+#[test]
+fn what_is_not_a_bounded_regular_file_is_refused_at_once() {
+    use pcd_model::FileReadProblem as P;
+    use std::time::{Duration, Instant};
+    let dir = std::env::temp_dir().join(format!("pcd-ledger-special-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo.jsonl");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let sparse = dir.join("sparse.jsonl");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(MAX_SESSION_FILE_BYTES + 1)
+        .unwrap();
+    let started = Instant::now();
+    let open = |path: &Path| match SessionFile::open(path) {
+        Ok(_) => panic!("{} was read", path.display()),
+        Err(SessionError::File(problem)) => problem,
+        Err(other) => panic!("{}: {other}", path.display()),
+    };
+    assert_eq!(open(&fifo), P::Fifo);
+    assert_eq!(open(Path::new("/dev/zero")), P::Device);
+    assert_eq!(open(&dir), P::Directory);
+    assert_eq!(
+        open(&sparse),
+        P::TooLarge {
+            limit: MAX_SESSION_FILE_BYTES
+        }
+    );
+    let mut mirror = crate::Mirror::open_in_memory().unwrap();
+    for (path, expected) in [
+        (fifo.as_path(), P::Fifo),
+        (Path::new("/dev/zero"), P::Device),
+        (dir.as_path(), P::Directory),
+    ] {
+        match mirror.mirror_file(path) {
+            Err(crate::MirrorError::File(problem)) => assert_eq!(problem, expected),
+            other => panic!("{}: {other:?}", path.display()),
+        }
+    }
+    assert!(started.elapsed() < Duration::from_secs(1));
+    let error = SessionFile::open(&fifo).err().unwrap().to_string();
+    assert_eq!(
+        error,
+        "the session file is a FIFO (named pipe), not a regular file"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// The bound admits 400,000 parts of one name each: a part is under 300 bytes as the ledger writes
+// it (issue 18: 100,000 parts made 28.6 MB, entry envelope included).
+const _: () = assert!(MAX_SESSION_FILE_BYTES >= 400_000 * 300);
