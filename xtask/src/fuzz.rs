@@ -1,4 +1,4 @@
-//! `cargo xtask fuzz [--seconds N] [--quick] [TARGET…]`: every cargo-fuzz target of every
+//! `cargo xtask fuzz [--seconds N] [--quick] [--no-sanitizer] [TARGET…]`: every cargo-fuzz target of every
 //! `crates/*/fuzz` package, for N seconds each (default 60), one after the other.
 //!
 //! cargo-fuzz needs a nightly toolchain. This uses one that is installed (`rustup toolchain
@@ -17,10 +17,12 @@
 //! separated; `#` starts a comment): the structure-aware targets start at full input length
 //! (`-len_control=0`), since a plan of a few bytes builds too small a session to be interesting.
 //!
-//! Builds: by default cargo-fuzz's release build (`target/fuzz/`), for long runs. `--quick`
-//! builds the dev profile at `-Copt-level=1` instead (`target/fuzz-quick/`): it builds about five
-//! times faster, runs about a third as many inputs a second and checks debug assertions
-//! (overflow included), which suits the short runs of `cargo xtask ci`.
+//! Builds: by default cargo-fuzz's release build with AddressSanitizer (`target/fuzz/`), for long
+//! runs; `--no-sanitizer` leaves the sanitizer out (`target/fuzz-nosan/`), which runs the
+//! allocation-heavy targets two to three times faster: the workspace forbids `unsafe`, so it
+//! mostly guards dependencies. `--quick` builds the dev profile at `-Copt-level=1` without a
+//! sanitizer (`target/fuzz-quick/`): it builds about five times faster than the release build,
+//! checks debug assertions (overflow included), and suits the short runs of `cargo xtask ci`.
 //!
 //! The progress lines are developer automation, not product text (see ARCHITECTURE.md).
 
@@ -45,6 +47,8 @@ pub struct Options {
     pub seconds: u64,
     /// The quick build (see the module documentation).
     pub quick: bool,
+    /// AddressSanitizer in the release build (the quick build never has it).
+    pub sanitizer: bool,
     /// Only these targets (by target name, or `crate/target`); all when empty.
     pub only: Vec<String>,
 }
@@ -114,6 +118,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, ()> {
     let mut options = Options {
         seconds: DEFAULT_SECONDS,
         quick: false,
+        sanitizer: true,
         only: Vec::new(),
     };
     let mut it = args.iter();
@@ -124,6 +129,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, ()> {
                 options.seconds = n.filter(|n| *n > 0).ok_or(())?;
             }
             "--quick" => options.quick = true,
+            "--no-sanitizer" => options.sanitizer = false,
             flag if flag.starts_with('-') => return Err(()),
             name => options.only.push(name.to_owned()),
         }
@@ -178,6 +184,7 @@ pub fn ci_step() -> bool {
     let options = Options {
         seconds: CI_SECONDS,
         quick: true,
+        sanitizer: false,
         only: Vec::new(),
     };
     let ok = fuzz_all(&toolchain, &targets, &options);
@@ -348,16 +355,14 @@ pub fn bin_names(manifest: &str) -> Vec<String> {
 /// Runs every target in turn; prints each result and a summary. True when none failed.
 fn fuzz_all(toolchain: &str, targets: &[Target], options: &Options) -> bool {
     let root = workspace_root();
-    let target_dir = root
-        .join("target")
-        .join(if options.quick { "fuzz-quick" } else { "fuzz" });
+    let (dir, build) = match (options.quick, options.sanitizer) {
+        (true, _) => ("fuzz-quick", "quick build"),
+        (false, true) => ("fuzz", "release build with AddressSanitizer"),
+        (false, false) => ("fuzz-nosan", "release build without a sanitizer"),
+    };
+    let target_dir = root.join("target").join(dir);
     let logs = target_dir.join("logs");
     let _ = std::fs::create_dir_all(&logs);
-    let build = if options.quick {
-        "quick build"
-    } else {
-        "release build"
-    };
     eprintln!(
         "xtask: fuzz: {} targets, {} s each, {build}; logs in {}",
         targets.len(),
@@ -505,6 +510,9 @@ fn run_target(
         flags.push_str(" -Copt-level=1");
         cmd.env("RUSTFLAGS", flags.trim());
     }
+    if options.quick || !options.sanitizer {
+        cmd.args(["--sanitizer", "none"]);
+    }
     cmd.arg(&target.name).arg(scratch);
     let committed = target.package.join("corpus").join(&target.name);
     if committed.is_dir() {
@@ -620,14 +628,22 @@ mod tests {
             Ok(Options {
                 seconds: 60,
                 quick: false,
+                sanitizer: true,
                 only: vec![]
             })
         );
         assert_eq!(
-            args(&["--seconds", "600", "session_events", "--quick"]),
+            args(&[
+                "--seconds",
+                "600",
+                "session_events",
+                "--quick",
+                "--no-sanitizer"
+            ]),
             Ok(Options {
                 seconds: 600,
                 quick: true,
+                sanitizer: false,
                 only: vec!["session_events".into()]
             })
         );
