@@ -259,6 +259,17 @@ struct Files {
     project: ScopedAllowlist,
 }
 
+impl Default for Files {
+    fn default() -> Self {
+        Files {
+            settings: Settings::default(),
+            settings_readable: true,
+            settings_ever_read: false,
+            project: ScopedAllowlist::default(),
+        }
+    }
+}
+
 impl Files {
     fn read(&mut self, settings: &SettingsRead, project: &ProjectRead) {
         match settings {
@@ -502,6 +513,11 @@ impl Host {
             effects.iter().all(|e| matches!(e, Effect::Warn(_))),
             "{effects:?}"
         );
+        // A new Session knows only what it reads now: the last good settings and project list
+        // of the one before are gone (with unreadable settings, the branch says whether
+        // filtering is on).
+        self.files = Files::default();
+        self.files.read(&self.settings_read, &self.project_read);
         self.session = session;
         self.jobs.clear();
         self.before = None;
@@ -716,12 +732,7 @@ fuzz_target!(|input: Input| {
         SettingsRead::Read(settings_of(&input.start))
     };
     let project = project_of(&input.project);
-    let mut files = Files {
-        settings: Settings::default(),
-        settings_readable: true,
-        settings_ever_read: false,
-        project: ScopedAllowlist::default(),
-    };
+    let mut files = Files::default();
     files.read(&settings, &project);
     let (session, effects) = Session::start(StartEvent {
         reason: StartReason::Startup,
