@@ -19,9 +19,9 @@
 //!   parts all lie on the branch together (when another ledger entry lies between a round's
 //!   parts, the weaker rule: every available name is in an undamaged round on the branch);
 //! - damage is found: an undecodable part on the branch, an edited round whose parts are all on
-//!   it, parts out of order or with a gap, a ledger entry without an id, an orphan root or a
-//!   cycle each leave a finding that untrusts the branch (a round cut short at its end leaves
-//!   one that does not have to).
+//!   it, parts that disagree on the digest or the part count, parts out of order or with a gap,
+//!   a ledger entry without an id, an orphan root or a cycle each leave a finding that untrusts
+//!   the branch (a round cut short at its end leaves one that does not have to).
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -187,6 +187,8 @@ struct GenRound {
     round: Round,
     parts: usize,
     damage: Damage,
+    /// The part whose digest or part count was edited.
+    edited: Option<usize>,
 }
 
 fn names(list: &[u8], pick: impl Fn(u8) -> String) -> Vec<String> {
@@ -429,6 +431,10 @@ fn generate(plan: &Plan) -> Generated {
                     }
                     _ => None,
                 };
+                let edited = match damage {
+                    Damage::EditDigest(i) | Damage::EditParts(i) => Some(pick(i)),
+                    _ => None,
+                };
                 let id_damaged = match damage {
                     Damage::DropId(i) | Damage::NumericId(i) => Some(pick(i)),
                     _ => None,
@@ -456,6 +462,7 @@ fn generate(plan: &Plan) -> Generated {
                     round,
                     parts: n,
                     damage,
+                    edited,
                 });
             }
         }
@@ -753,11 +760,19 @@ fuzz_target!(|plan: Plan| {
         let in_order_prefix = parts.iter().enumerate().all(|(k, (_, p))| *p == k);
         let expect = match gen.damage {
             Damage::Version(..) | Damage::ExtraField(_) | Damage::NotAnObject(_) => undecodable_on,
-            Damage::EditDigest(_) | Damage::EditName(_) => complete,
+            Damage::EditName(_) => complete,
+            // Parts that disagree on the digest or the part count were not written as one
+            // round, whether or not the rest of it is there.
+            Damage::EditDigest(_) => {
+                complete || parts.len() >= 2 && parts.iter().any(|(_, p)| Some(*p) == gen.edited)
+            }
+            // A lone part that claims more parts looks like an interrupted append.
+            Damage::EditParts(_) => {
+                parts.len() >= 2 && parts.iter().any(|(_, p)| Some(*p) == gen.edited)
+            }
             Damage::Tear(_) | Damage::Shuffle(_) => !complete && !in_order_prefix,
             Damage::None => !complete && !in_order_prefix,
-            // A round cut at its end is what a crash leaves; other edits are checked by the
-            // exact state above.
+            // A round cut at its end is what a crash leaves; an id dropped is checked above.
             _ => false,
         };
         if expect {
