@@ -1,5 +1,6 @@
-//! `cargo xtask fuzz [--seconds N] [--quick] [--no-sanitizer] [TARGET…]`: every cargo-fuzz target of every
-//! `crates/*/fuzz` package, for N seconds each (default 60), one after the other.
+//! `cargo xtask fuzz [--seconds N] [--quick] [--no-sanitizer] [TARGET…]`: every cargo-fuzz
+//! target of every `crates/*/fuzz` package, for N seconds each (default 60), one after the
+//! other.
 //!
 //! cargo-fuzz needs a nightly toolchain. This uses one that is installed (`rustup toolchain
 //! list`) and never fetches one: without it, it says so and exits 0, so CI on a machine without
@@ -19,8 +20,8 @@
 //!
 //! Builds: by default cargo-fuzz's release build with AddressSanitizer (`target/fuzz/`), for long
 //! runs; `--no-sanitizer` leaves the sanitizer out (`target/fuzz-nosan/`), which runs the
-//! allocation-heavy targets two to three times faster: the workspace forbids `unsafe`, so it
-//! mostly guards dependencies. `--quick` builds the dev profile at `-Copt-level=1` without a
+//! allocation-heavy `session_events` five times faster: the workspace forbids `unsafe`, so the
+//! sanitizer mostly guards dependencies. `--quick` builds the dev profile at `-Copt-level=1` without a
 //! sanitizer (`target/fuzz-quick/`): it builds about five times faster than the release build,
 //! checks debug assertions (overflow included), and suits the short runs of `cargo xtask ci`.
 //!
