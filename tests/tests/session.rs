@@ -206,6 +206,22 @@ impl Pi {
             .block
     }
 
+    /// A new process over the same branch (`pi -c`, resume, fork, `/reload`): a fresh
+    /// `Session`, and Pi's active set as Pi replays it from the transcript (the loadout this
+    /// extension last set), then the `session_start` boundary.
+    fn reopen(&mut self, reason: StartReason, settings: Settings, project: ScopedAllowlist) {
+        let (session, _) = Session::start(StartEvent {
+            reason,
+            nonce: "t9".into(),
+            settings: SettingsRead::Read(settings),
+            project: ProjectRead::Read(project),
+            mcp_origins: vec![],
+            branch: BranchRead::Entries(self.branch.entries.clone()),
+        });
+        self.session = session;
+        self.boundary(BoundaryKind::Reconcile);
+    }
+
     /// `/reload`: a new session over the same branch.
     fn reload(&mut self, settings: Settings) {
         let (session, _) = Session::start(StartEvent {
@@ -1717,4 +1733,182 @@ fn an_entry_that_does_not_fold_never_widens_and_writes_nothing() {
         // Internal tools still pass.
         assert!(again.session.is_allowed("read"), "{what}");
     }
+}
+
+fn set_active(effects: &[Effect]) -> Option<&Vec<String>> {
+    effects.iter().find_map(|e| match e {
+        Effect::SetActiveTools(names) => Some(names),
+        _ => None,
+    })
+}
+
+/// A branch whose first prompt withheld `web_search`, `notes_search` and the other direct tools
+/// that do not draw charts, with Pi's active set as that prompt left it.
+fn charted() -> Pi {
+    let mut pi = Pi::start(
+        settings(
+            true,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        ),
+        ScopedAllowlist::default(),
+    );
+    pi.boundary(BoundaryKind::Reconcile);
+    pi.prompt("Render a bar chart from this CSV data");
+    pi.branch.assistant("done");
+    for tool in ["web_search", "notes_search", "db_migrate"] {
+        assert!(!pi.active.iter().any(|t| t == tool), "{tool} withheld");
+        assert!(!pi.session.is_allowed(tool), "{tool} decided against");
+    }
+    pi
+}
+
+/// Issue 17, item 1: which tools the extension withholds follows from the branch, not from the
+/// memory of the process that withheld them. After a resume, a fork or a `/reload`, a tool a
+/// decision or a pin makes available is declared at the next boundary, and switching off
+/// restores every tool the branch withheld.
+#[test]
+fn after_a_reopen_what_the_branch_withheld_is_declared_once_available() {
+    let on = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    for reason in [StartReason::Resume, StartReason::Fork, StartReason::Reload] {
+        // By a decision.
+        let mut pi = charted();
+        pi.reopen(reason, on.clone(), ScopedAllowlist::default());
+        let effects = pi.prompt("Search the web for the checkout service status page");
+        assert!(pi.session.is_allowed("web_search"), "{reason:?}");
+        let declared = set_active(&effects).expect("the active set changes");
+        assert!(
+            declared.iter().any(|t| t == "web_search"),
+            "{reason:?}: {declared:?}"
+        );
+
+        // By a pin (saved while the session runs).
+        let mut pi = charted();
+        pi.reopen(reason, on.clone(), ScopedAllowlist::default());
+        let mut pinned = on.clone();
+        pinned.tools.always_allowed_tools = vec![parse_tool_entry("notes_search").unwrap()];
+        pi.session
+            .settings_changed(SettingsRead::Read(pinned), ProjectRead::Absent);
+        let effects = pi.boundary(BoundaryKind::ToolRound);
+        let declared = set_active(&effects).expect("the active set changes");
+        assert!(
+            declared.iter().any(|t| t == "notes_search"),
+            "{reason:?}: {declared:?}"
+        );
+
+        // By switching off: every direct tool the branch withheld comes back.
+        let mut pi = charted();
+        let withheld: Vec<String> = pi
+            .tools
+            .iter()
+            .filter(|t| t.exposure.is_declared() && !pi.active.contains(&t.name))
+            .map(|t| t.name.clone())
+            .collect();
+        assert!(withheld.len() > 5, "{withheld:?}");
+        pi.reopen(reason, on.clone(), ScopedAllowlist::default());
+        pi.session
+            .settings_changed(SettingsRead::Read(Settings::default()), ProjectRead::Absent);
+        assert!(pi.session.needs_inventory(), "{reason:?}: read to restore");
+        pi.prompt("Thanks");
+        for tool in &withheld {
+            assert!(pi.active.contains(tool), "{reason:?}: {tool} restored");
+        }
+        assert!(
+            !pi.session.needs_inventory(),
+            "{reason:?}: off reads nothing once restored"
+        );
+        assert_eq!(pi.prompt("And again"), vec![], "{reason:?}");
+    }
+}
+
+/// Issue 17, item 1: a process started with filtering off on a branch that withheld tools puts
+/// them back at its first boundary (Pi replayed the restricted loadout), reading the registry
+/// once; a branch that withheld nothing is never read.
+#[test]
+fn starting_off_on_a_branch_that_withheld_tools_restores_them_once() {
+    let mut pi = charted();
+    let before = pi.active.len();
+    pi.reopen(
+        StartReason::Resume,
+        Settings::default(),
+        ScopedAllowlist::default(),
+    );
+    assert!(pi.active.len() > before, "restored at session start");
+    assert!(pi.active.iter().any(|t| t == "web_search"));
+    assert!(!pi.session.needs_inventory());
+}
+
+/// Issue 17, item 1, after a `/tree` move: a process that never withheld `web_search` itself
+/// moves to a branch whose ledger decided against it (Pi replays that branch's loadout); a pin
+/// then declares it at the next boundary.
+#[test]
+fn after_a_tree_move_a_pin_declares_what_the_other_branch_withheld() {
+    let on = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    let withheld_there = charted();
+    // Another branch of the session, where a prompt made `web_search` available.
+    let mut pi = Pi::start(on.clone(), ScopedAllowlist::default());
+    pi.prompt("Search the web for the checkout service status page");
+    pi.branch.assistant("done");
+    pi.reopen(StartReason::Resume, on.clone(), ScopedAllowlist::default());
+    assert!(pi.active.iter().any(|t| t == "web_search"));
+    // `/tree` to the first branch: Pi replays its loadout.
+    pi.branch = withheld_there.branch.clone();
+    pi.active = withheld_there.active.clone();
+    pi.session
+        .branch_moved(BranchRead::Entries(pi.branch.entries.clone()));
+    pi.boundary(BoundaryKind::Reconcile);
+    assert!(!pi.active.iter().any(|t| t == "web_search"));
+    let mut pinned = on;
+    pinned.tools.always_allowed_tools = vec![parse_tool_entry("web_search").unwrap()];
+    pi.session
+        .settings_changed(SettingsRead::Read(pinned), ProjectRead::Absent);
+    let effects = pi.boundary(BoundaryKind::ToolRound);
+    let declared = set_active(&effects).expect("the active set changes");
+    assert!(declared.iter().any(|t| t == "web_search"), "{declared:?}");
+}
+
+/// Issue 17, item 1: a tool another party deactivated and this extension never decided against
+/// (here `bar_chart`, which the branch made available) is never activated by it: not at the next
+/// run after a reopen, not when filtering is switched off. Deferred tools the branch decided
+/// against are not activated either (Pi never declares them by itself).
+#[test]
+fn a_tool_another_party_deactivated_is_never_activated_after_a_reopen() {
+    let on = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    let mut pi = charted();
+    assert!(pi.active.iter().any(|t| t == "bar_chart"));
+    pi.active.retain(|t| t != "bar_chart");
+    pi.reopen(StartReason::Resume, on, ScopedAllowlist::default());
+    pi.prompt("Render another bar chart");
+    assert!(pi.session.is_allowed("bar_chart"));
+    assert!(
+        !pi.active.iter().any(|t| t == "bar_chart"),
+        "{:?}",
+        pi.active
+    );
+    pi.session
+        .settings_changed(SettingsRead::Read(Settings::default()), ProjectRead::Absent);
+    pi.prompt("Thanks");
+    assert!(pi.active.iter().any(|t| t == "web_search"), "restored");
+    assert!(
+        !pi.active.iter().any(|t| t == "bar_chart"),
+        "{:?}",
+        pi.active
+    );
+    assert!(!pi.active.iter().any(|t| t.starts_with("mcp__dev_radius__")));
 }

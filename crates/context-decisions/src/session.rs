@@ -11,6 +11,7 @@
 //! What the host reads from disk (settings, the project allowlist, `mcp.json` origins) comes in
 //! as data: see [`crate::load`] for the readers that go with it.
 
+mod ownership;
 mod rounds;
 
 use pcd_gate::{
@@ -237,13 +238,8 @@ pub struct Session {
     first_prompt_text: Option<String>,
     task_text: Option<String>,
     index: BranchIndex,
-    removed: Vec<String>,
-    /// Tools this session put back into Pi's active set after withholding them. If one goes
-    /// missing without this session removing it (another extension's explicit `selectedTools`
-    /// edit, which Pi applies to the live loadout), that edit won for its run only: the next
-    /// run's boundary declares it again.
-    restored: HashSet<String>,
-    active_changes: u64,
+    /// Which tools of Pi's active set this extension withholds and may put back.
+    ownership: ownership::Ownership,
     generation: u64,
     lazy: LazyScores,
     rounds_made: u64,
@@ -352,9 +348,7 @@ impl Session {
             first_prompt_text: None,
             task_text: None,
             index: BranchIndex::default(),
-            removed: Vec::new(),
-            restored: HashSet::new(),
-            active_changes: 0,
+            ownership: ownership::Ownership::default(),
             generation: 0,
             lazy: LazyScores::default(),
             rounds_made: 0,
@@ -448,15 +442,16 @@ impl Session {
     }
 
     /// Whether the host must read Pi's registry and active set for the next boundary. Off means
-    /// off: while filtering is off and nothing withheld needs restoring, the host calls neither
-    /// `getAllTools` nor `getActiveTools`.
+    /// off: while filtering is off and nothing the branch withheld needs restoring, the host
+    /// calls neither `getAllTools` nor `getActiveTools` (a branch whose ledger withheld tools is
+    /// read once after each fold, to put them back).
     pub fn needs_inventory(&self) -> bool {
-        self.filtering_on() || !self.removed.is_empty()
+        self.filtering_on() || self.ownership.needs_registry_while_off()
     }
 
     /// How many times this session changed Pi's active tool set.
     pub fn active_set_changes(&self) -> u64 {
-        self.active_changes
+        self.ownership.changes()
     }
 
     /// The current generation: bumped by every settings save and branch move, so that a round
@@ -564,6 +559,7 @@ impl Session {
                     .and_then(user_text)
                     .map(|t| bounded_text(&t));
                 self.findings = findings;
+                self.ownership.folded(&state);
                 self.branch = Some(state);
             }
             BranchRead::Unreadable => {
@@ -1252,10 +1248,11 @@ impl Session {
         self.jobs.len()
     }
 
-    /// Re-applies the restriction: removes from Pi's active set every tool the gate would not
-    /// allow (only ever tools this extension decided against), and restores tools it removed that
-    /// are allowed now. Pi's order is kept; restored tools follow in inventory order.
+    /// Re-applies the restriction: takes out of Pi's active set every tool the gate would not
+    /// allow, and puts back the tools this extension withholds that are allowed now (see
+    /// [`ownership`]).
     fn reconcile(&mut self, active: &[String], new_run: bool, effects: &mut Vec<Effect>) {
+        let mut ownership = std::mem::take(&mut self.ownership);
         let ctx = self.gate_context();
         let registry = self.registry.as_ref();
         // Internal tools (the resource tools, routed per call, included) stay declared.
@@ -1263,103 +1260,23 @@ impl Session {
             registry.is_some_and(|r| r.is_internal(name))
                 || decide(&ctx, &Call::tool(name)) == Verdict::Allow
         };
-        let mut next: Vec<String> = Vec::with_capacity(active.len());
-        let mut removed_now = Vec::new();
-        for name in active {
-            if allowed(name) {
-                next.push(name.clone());
-            } else {
-                removed_now.push(name.clone());
-            }
-        }
-        let active_set: HashSet<&str> = active.iter().map(String::as_str).collect();
-        let registered = self.registered_names();
-        let mut restore = Vec::new();
-        let mut still_removed = Vec::new();
-        for name in &self.removed {
-            if !registered.contains(name.as_str()) {
-                continue;
-            }
-            if allowed(name) {
-                if !active_set.contains(name.as_str()) {
-                    restore.push(name.clone());
-                }
-            } else {
-                still_removed.push(name.clone());
-            }
-        }
-        if new_run {
-            let mut lost: Vec<&String> = self
-                .restored
-                .iter()
-                .filter(|n| {
-                    registered.contains(n.as_str())
-                        && !active_set.contains(n.as_str())
-                        && !restore.contains(n)
-                        && allowed(n)
-                })
-                .collect();
-            lost.sort();
-            restore.extend(lost.into_iter().cloned());
-        }
-        let order: Vec<&str> = self
-            .inventory
-            .iter()
-            .flatten()
-            .map(|t| t.name.as_str())
-            .collect();
-        let position: std::collections::HashMap<&str, usize> =
-            order.iter().enumerate().map(|(i, n)| (*n, i)).collect();
-        restore.sort_by_key(|n| position.get(n.as_str()).copied());
-        self.restored.extend(restore.iter().cloned());
-        next.extend(restore);
-        let mut seen: HashSet<String> = still_removed.iter().cloned().collect();
-        for name in &removed_now {
-            self.restored.remove(name);
-        }
-        for name in removed_now {
-            if seen.insert(name.clone()) {
-                still_removed.push(name);
-            }
-        }
-        self.removed = still_removed;
-        if next != active {
-            self.active_changes += 1;
-            tracing::info!(
-                before = active.len(),
-                after = next.len(),
-                changes = self.active_changes,
-                "active set re-applied"
-            );
+        let tools = self.inventory.as_deref().unwrap_or_default();
+        let next = ownership.reconcile(tools, &self.classes, active, new_run, allowed);
+        self.ownership = ownership;
+        if let Some(next) = next {
             effects.push(Effect::SetActiveTools(next));
         }
     }
 
-    /// The names of the tools in the registry snapshot.
-    fn registered_names(&self) -> HashSet<&str> {
-        self.inventory
-            .iter()
-            .flatten()
-            .map(|t| t.name.as_str())
-            .collect()
-    }
-
-    /// Filtering is off: every tool this extension removed comes back, nothing else changes.
+    /// Filtering is off: every tool this extension withholds comes back, nothing else changes.
     fn restore_all(&mut self, active: &[String], effects: &mut Vec<Effect>) {
-        if self.removed.is_empty() {
+        if !self.ownership.needs_registry_while_off() {
             return;
         }
-        let removed = std::mem::take(&mut self.removed);
-        let registered = self.registered_names();
-        let mut next = active.to_vec();
-        let mut present: HashSet<String> = active.iter().cloned().collect();
-        for name in removed {
-            if registered.contains(name.as_str()) && present.insert(name.clone()) {
-                next.push(name);
-            }
-        }
-        if next != active {
-            self.active_changes += 1;
+        let Some(tools) = self.inventory.as_deref() else {
+            return;
+        };
+        if let Some(next) = self.ownership.release(tools, &self.classes, active) {
             effects.push(Effect::SetActiveTools(next));
         }
     }

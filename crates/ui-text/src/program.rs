@@ -85,9 +85,9 @@ pub fn eval_read_error(file: &str, problem: &ReadProblem) -> String {
         ReadProblem::File(problem) => format!("`{file}` {problem}"),
         ReadProblem::NotUtf8 => format!("cannot read `{file}`: not UTF-8"),
         ReadProblem::NotJson => format!("cannot read `{file}`: not JSON"),
-        ReadProblem::DanglingSymlink => format!(
-            "cannot read `{file}`: it is a symbolic link to a file that does not exist"
-        ),
+        ReadProblem::DanglingSymlink => {
+            format!("cannot read `{file}`: it is a symbolic link to a file that does not exist")
+        }
     }
 }
 
