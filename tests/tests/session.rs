@@ -637,6 +637,7 @@ fn minimum_candidates_leaves_a_small_inventory_unscored() {
 #[test]
 fn group_mode_switches_servers_and_extensions_as_a_whole() {
     let mut s = settings(true, DecisionProvider::Embedded, Mode::Mcp, Cadence::Prompt);
+    s.decision.minimum_candidates = 1;
     s.tools.always_allowed_tools = vec![parse_tool_entry("web_fetch").unwrap()];
     let mut pi = Pi::start(s, ScopedAllowlist::default());
     pi.prompt("Search the incidents of the checkout service");
@@ -943,6 +944,7 @@ fn mixed_scope_groups_are_never_promoted_as_a_whole() {
     .unwrap();
     tools.extend(pcd_model::parse_inventory(&raw).unwrap().tools);
     let mut s = settings(true, DecisionProvider::Embedded, Mode::Mcp, Cadence::Prompt);
+    s.decision.minimum_candidates = 1;
     s.tools.always_allowed_tools = vec![parse_tool_entry("notes_add").unwrap()];
     let mut pi = Pi::start_with(s, ScopedAllowlist::default(), Branch::default(), tools);
     pi.prompt("Render a bar chart of this CSV");
@@ -1911,4 +1913,165 @@ fn a_tool_another_party_deactivated_is_never_activated_after_a_reopen() {
         pi.active
     );
     assert!(!pi.active.iter().any(|t| t.starts_with("mcp__dev_radius__")));
+}
+
+/// The `data` of the appended ledger entries, without what differs per round (its id and its
+/// digest), for comparing what two rounds record.
+fn recorded(effects: &[Effect]) -> Vec<Value> {
+    appended(effects)
+        .into_iter()
+        .map(|mut d| {
+            let o = d.as_object_mut().unwrap();
+            o.remove("round");
+            o.remove("digest");
+            d
+        })
+        .collect()
+}
+
+fn mcp_pinned(tool: Option<&str>, group: Option<&str>) -> Settings {
+    let mut s = settings(true, DecisionProvider::Embedded, Mode::Mcp, Cadence::Prompt);
+    s.decision.minimum_candidates = 1;
+    s.tools.always_allowed_tools = tool
+        .map(|t| parse_tool_entry(t).unwrap())
+        .into_iter()
+        .collect();
+    s.tools.always_allowed_groups = group
+        .map(|g| pcd_model::parse_group_entry(g).unwrap())
+        .into_iter()
+        .collect();
+    s
+}
+
+/// Issue 17, item 2: in `mcp` mode a pinned tool promotes its group, and the promotion is
+/// recorded by key in `allowlistGroups`, exactly as a pin of the group by key is: removing the pin
+/// later never takes the group away, also after a reload.
+#[test]
+fn a_group_a_pinned_tool_promoted_stays_available_once_unpinned() {
+    let mut pi = Pi::start(
+        mcp_pinned(Some("mcp__docs__search"), None),
+        ScopedAllowlist::default(),
+    );
+    let promoted = pi.boundary(BoundaryKind::Reconcile);
+    let groups: Vec<Value> = appended(&promoted)
+        .iter()
+        .flat_map(|d| d["allowlistGroups"].as_array().cloned().unwrap_or_default())
+        .collect();
+    assert_eq!(groups, [json!("mcp__docs")], "{promoted:?}");
+    pi.prompt("Render a bar chart from this CSV data");
+    pi.branch.assistant("done");
+    assert_eq!(pi.call("mcp__docs__get_page"), None, "promoted by the pin");
+    pi.session.settings_changed(
+        SettingsRead::Read(mcp_pinned(None, None)),
+        ProjectRead::Absent,
+    );
+    assert_eq!(
+        pi.call("mcp__docs__get_page"),
+        None,
+        "unpinned: still available"
+    );
+    pi.reload(mcp_pinned(None, None));
+    pi.boundary(BoundaryKind::Reconcile);
+    assert_eq!(pi.call("mcp__docs__get_page"), None, "after a reload too");
+
+    // What the promotion records is what a pin of the group by key records.
+    let mut by_key = Pi::start(
+        mcp_pinned(None, Some("mcp__docs")),
+        ScopedAllowlist::default(),
+    );
+    let pinned = by_key.boundary(BoundaryKind::Reconcile);
+    let without_tool: Vec<Value> = recorded(&promoted)
+        .into_iter()
+        .map(|mut d| {
+            d.as_object_mut().unwrap().remove("allowlistTools");
+            d
+        })
+        .collect();
+    assert_eq!(without_tool, recorded(&pinned));
+}
+
+/// Issue 17, item 2, on a ledger written before promotions were recorded
+/// (`tests/fixtures/ledger-mcp-pinned-tool-before-issue-17.json`, the branch a session of
+/// commit 0827dcf wrote with `mcp__docs__search` pinned in `mcp` mode): it folds as before, the
+/// next boundary records the promotion in the same v1 field, and the branch with both folds
+/// cleanly and keeps the group once the pin is gone.
+#[test]
+fn a_ledger_written_before_promotions_were_recorded_folds_alike_and_gains_them() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/ledger-mcp-pinned-tool-before-issue-17.json");
+    let entries: Vec<Value> = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let (before, findings) = pcd_ledger::fold(&entries);
+    assert!(findings.is_empty(), "{findings:?}");
+    assert!(before.is_tool_available("mcp__docs__search"));
+    assert!(
+        !before.is_group_key_available("mcp__docs"),
+        "not recorded then"
+    );
+
+    let branch = Branch { entries };
+    let mut pi = Pi::start_with(
+        mcp_pinned(Some("mcp__docs__search"), None),
+        ScopedAllowlist::default(),
+        branch,
+        example(),
+    );
+    let effects = pi.boundary(BoundaryKind::Reconcile);
+    let new = appended(&effects);
+    assert_eq!(new.len(), 1, "{effects:?}");
+    assert_eq!(new[0]["allowlistGroups"], json!(["mcp__docs"]));
+    // A field the fold did not know would be a finding (a v1 entry with an extra field does not
+    // fold): the old entries and the new one fold together without any.
+    let (after, findings) = pcd_ledger::fold(&pi.branch.entries);
+    assert!(findings.is_empty(), "{findings:?}");
+    assert!(after.is_group_key_available("mcp__docs"));
+    for tool in before.available_tools() {
+        assert!(after.is_tool_available(tool), "{tool}");
+    }
+    pi.session.settings_changed(
+        SettingsRead::Read(mcp_pinned(None, None)),
+        ProjectRead::Absent,
+    );
+    assert_eq!(pi.call("mcp__docs__get_page"), None);
+}
+
+/// Issue 17, item 3: a resource-only MCP server pinned while its origin is unknown (the
+/// `mcp.json` read not approved: no origins) is admitted in Global and recorded by key, so
+/// unpinning it later never blocks reading its resources.
+#[test]
+fn a_resource_only_server_pinned_with_an_unknown_origin_is_recorded_by_key() {
+    let mut s = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    s.tools.always_allowed_groups = vec![pcd_model::parse_group_entry("kb").unwrap()];
+    let mut pi = Pi::start(s.clone(), ScopedAllowlist::default());
+    assert!(!pi.tools.iter().any(|t| t.name.starts_with("mcp__kb")));
+    let effects = pi.prompt("Read the onboarding guide from the knowledge base");
+    assert!(
+        appended(&effects)
+            .iter()
+            .any(|d| d["allowlistGroups"] == json!(["mcp__kb"])),
+        "{effects:?}"
+    );
+    assert_eq!(
+        pi.call_resource("read_mcp_resource", Some(Ok("kb".into()))),
+        None
+    );
+    s.tools.always_allowed_groups.clear();
+    pi.session
+        .settings_changed(SettingsRead::Read(s.clone()), ProjectRead::Absent);
+    assert_eq!(
+        pi.call_resource("read_mcp_resource", Some(Ok("kb".into()))),
+        None,
+        "unpinned: still available"
+    );
+    pi.reload(s);
+    pi.boundary(BoundaryKind::Reconcile);
+    assert_eq!(
+        pi.call_resource("read_mcp_resource", Some(Ok("kb".into()))),
+        None,
+        "after a reload too"
+    );
 }

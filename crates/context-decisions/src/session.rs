@@ -762,37 +762,58 @@ impl Session {
     }
 
     /// Allowlisted tools and groups are recorded by name and canonical key, so removing the entry
-    /// later never takes away availability the branch already had.
+    /// later never takes away availability the branch already had. So are the groups a pin
+    /// promotes in `mcp` mode (a tool pinned by name, in a group whose members share one scope),
+    /// and pinned MCP servers with no tool in the registry (resource-only or disconnected) in the
+    /// scope of their file, or Global when their origin is unknown: all in the v1 field
+    /// `allowlistGroups`, so ledgers written before and after fold alike.
     fn record_allowlist_grants(&mut self, effects: &mut Vec<Effect>) {
         let (Some(branch), Some(tools)) = (&self.branch, &self.inventory) else {
             return;
         };
         let (classes, scopes) = (&self.classes, &self.group_scopes);
+        let promotes = self.settings.tools.mode == Mode::Mcp;
         let mut names = Vec::new();
         let mut groups: BTreeSet<GroupKey> = BTreeSet::new();
+        let mut registered: HashSet<&GroupKey> = HashSet::new();
         for (tool, class) in tools.iter().zip(classes) {
             if class.kind.is_internal() {
                 continue;
             }
             let list = self.allowlists.for_scope(class.scope);
-            if list.has_tool(&tool.name) && !branch.is_tool_available(&tool.name) {
+            let pinned = list.has_tool(&tool.name);
+            if pinned && !branch.is_tool_available(&tool.name) {
                 names.push(tool.name.clone());
             }
             if let Some(g) = &class.group {
+                registered.insert(&g.key);
                 let single = scopes.get(&g.key).and_then(|s| s.single());
-                if single.is_some_and(|s| self.allowlists.for_scope(s).has_group(&g.key))
-                    && !branch.is_group_available(&g.key)
-                {
+                let group_pinned =
+                    single.is_some_and(|s| self.allowlists.for_scope(s).has_group(&g.key));
+                let promoted = promotes && pinned && single.is_some();
+                if (group_pinned || promoted) && !branch.is_group_available(&g.key) {
                     groups.insert(g.key.clone());
                 }
             }
         }
-        // Resource-only MCP servers known from the configs, pinned in their file scope.
-        for (name, scope) in &self.mcp_origins {
-            let key = GroupKey::for_mcp_server(name);
-            if self.allowlists.for_scope(*scope).has_group(&key) && !branch.is_group_available(&key)
-            {
-                groups.insert(key);
+        // Pinned MCP servers with no tool in the registry, admitted (as the gate admits them)
+        // in the scope of their file, or Global when the origin is unknown.
+        for (scope, list) in [
+            (Scope::Global, &self.allowlists.global),
+            (Scope::Project, &self.allowlists.project),
+        ] {
+            for key in &list.groups {
+                if registered.contains(key) || key.mcp_server_part().is_none() {
+                    continue;
+                }
+                let origin = self
+                    .mcp_origins
+                    .iter()
+                    .find(|(name, _)| GroupKey::for_mcp_server(name) == *key)
+                    .map_or(Scope::Global, |(_, s)| *s);
+                if origin == scope && !branch.is_group_available(key) {
+                    groups.insert(key.clone());
+                }
             }
         }
         if names.is_empty() && groups.is_empty() {
