@@ -2075,3 +2075,93 @@ fn a_resource_only_server_pinned_with_an_unknown_origin_is_recorded_by_key() {
         "after a reload too"
     );
 }
+
+/// Issue 17, item 4: a direct tool that registers during a run (an MCP server connecting late;
+/// Pi activates it on registration) is scored when first met, at the next tool round, and
+/// recorded either way: the relevant one stays declared, the irrelevant one is taken out with an
+/// entry that considered it. With nothing to score with, it is recorded unscored and stays.
+#[test]
+fn a_direct_tool_registered_during_a_run_is_scored_at_the_next_tool_round() {
+    for cadence in [Cadence::Prompt, Cadence::Initial, Cadence::ToolRound] {
+        let mut pi = Pi::start(
+            settings(true, DecisionProvider::Embedded, Mode::Tools, cadence),
+            ScopedAllowlist::default(),
+        );
+        pi.prompt("What is the weather forecast for Lisbon tomorrow?");
+        for (name, description) in [
+            (
+                "forecast_weather",
+                "Get the weather forecast for a city for the next days.",
+            ),
+            ("render_svg", "Render an SVG drawing of a floor plan."),
+        ] {
+            pi.tools.push(ToolInfo::new(name, description, None));
+            pi.active.push(name.into());
+        }
+        let effects = pi.boundary(BoundaryKind::ToolRound);
+        let entries = appended(&effects);
+        assert_eq!(entries.len(), 1, "{cadence:?}: {effects:?}");
+        assert_eq!(entries[0]["boundary"], "tool-round");
+        assert_eq!(
+            entries[0]["considered"],
+            json!(["forecast_weather", "render_svg"]),
+            "{cadence:?}"
+        );
+        assert_eq!(
+            entries[0]["tools"],
+            json!(["forecast_weather"]),
+            "{cadence:?}"
+        );
+        assert!(pi.active.iter().any(|t| t == "forecast_weather"));
+        assert!(!pi.active.iter().any(|t| t == "render_svg"));
+        assert_eq!(pi.call("forecast_weather"), None);
+        assert!(pi.call("render_svg").is_some());
+        // Met once: the next tool round scores nothing again.
+        assert!(appended(&pi.boundary(BoundaryKind::ToolRound)).is_empty());
+    }
+
+    // A model outside the Session gets one job for the late arrival alone.
+    let mut pi = Pi::start(pi_model_settings(Mode::Tools), ScopedAllowlist::default());
+    let job = jobs(&pi.prompt("What is the weather forecast for Lisbon tomorrow?")).remove(0);
+    let answers = job
+        .requests
+        .iter()
+        .map(|r| Ok(answer(r, "nothing", 0.9)))
+        .collect();
+    let effects = pi.session.decided(job.id, answers, &pi.active.clone());
+    pi.branch.apply(&effects);
+    pi.tools.push(ToolInfo::new(
+        "forecast_weather",
+        "Get the weather forecast for a city for the next days.",
+        None,
+    ));
+    pi.active.push("forecast_weather".into());
+    let job = jobs(&pi.boundary(BoundaryKind::ToolRound)).remove(0);
+    assert!(job.requests.iter().all(|r| r.contains("forecast_weather")));
+    assert!(!job.requests.iter().any(|r| r.contains("bar_chart")));
+    let answers = job
+        .requests
+        .iter()
+        .map(|r| Ok(answer(r, "forecast_weather", 0.9)))
+        .collect();
+    let active = pi.active.clone();
+    let effects = pi.session.decided(job.id, answers, &active);
+    pi.branch.apply(&effects);
+    assert_eq!(appended(&effects)[0]["tools"], json!(["forecast_weather"]));
+    assert_eq!(pi.call("forecast_weather"), None);
+
+    let mut pi = Pi::start(
+        settings(true, DecisionProvider::None, Mode::Tools, Cadence::Prompt),
+        ScopedAllowlist::default(),
+    );
+    pi.prompt("What is the weather forecast for Lisbon tomorrow?");
+    pi.tools
+        .push(ToolInfo::new("render_svg", "Render an SVG drawing.", None));
+    pi.active.push("render_svg".into());
+    let effects = pi.boundary(BoundaryKind::ToolRound);
+    let entries = appended(&effects);
+    assert_eq!(entries.len(), 1, "{effects:?}");
+    assert_eq!(entries[0]["basis"], "unscored");
+    assert_eq!(entries[0]["tools"], json!(["render_svg"]));
+    assert!(pi.active.iter().any(|t| t == "render_svg"));
+}

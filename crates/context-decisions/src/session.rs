@@ -700,6 +700,9 @@ impl Session {
             self.baseline(&mut effects);
             self.record_allowlist_grants(&mut effects);
             self.decide_round(&event.kind, &mut effects);
+            if event.kind == BoundaryKind::ToolRound {
+                self.late_arrivals_at_tool_round(&mut effects);
+            }
         }
         self.filtering_seen_off = false;
         let new_run = matches!(event.kind, BoundaryKind::Prompt { .. });
@@ -951,6 +954,83 @@ impl Session {
             self.first_prompt_text = Some(text);
         }
         self.commit(round, effects);
+    }
+
+    /// A completed tool round, in every cadence: candidates nobody has considered on the branch
+    /// that Pi declares (a direct tool of an MCP server that connected during the run) are
+    /// scored now, when first met, against the task's prompt (the first prompt in `initial`
+    /// cadence), or recorded unscored (and so available) when nothing may be scored. Pi rejects a
+    /// call to a tool missing from its active set before `tool_call`, so a lazy score could
+    /// never rescue one that the reconcile takes out without an entry. Indirect tools stay for
+    /// their first call. With no prompt to score against, nothing is scored (fail closed).
+    fn late_arrivals_at_tool_round(&mut self, effects: &mut Vec<Effect>) {
+        let (Some(mut set), Some(branch), Some(tools)) =
+            (self.candidate_set(), &self.branch, &self.inventory)
+        else {
+            return;
+        };
+        let mode = self.settings.tools.mode;
+        set.candidates.retain(|c| {
+            !considered(branch, mode, &c.key)
+                && !self.lazy_jobs.contains_key(c.key.as_str())
+                && c.members
+                    .iter()
+                    .any(|&i| tools.get(i).is_some_and(|t| t.exposure.is_declared()))
+        });
+        if set.candidates.is_empty() {
+            return;
+        }
+        let id = self.next_round_id();
+        if !self.can_score() {
+            let round = rounds::unscored_round(id, mode, Boundary::ToolRound, &set);
+            self.commit(round, effects);
+            return;
+        }
+        let Some(text) = cadence::lazy_prompt(
+            self.settings.tools.cadence,
+            self.first_prompt_text.as_deref(),
+            self.task_text.as_deref(),
+        )
+        .map(str::to_owned) else {
+            return;
+        };
+        let decision = self.settings.decision.clone();
+        if decision.provider != DecisionProvider::Embedded {
+            self.start_job(id, Boundary::ToolRound, set, &text, None, None, effects);
+            return;
+        }
+        // Scored among every current candidate, so a score means what a prompt's would.
+        let Some(all) = self.candidate_set() else {
+            return;
+        };
+        let tools = self.inventory.as_deref().unwrap_or_default();
+        let every = rounds::embedded_scores(tools, &all.candidates, &text);
+        let scores = set
+            .candidates
+            .iter()
+            .map(|c| {
+                all.candidates
+                    .iter()
+                    .position(|a| a.key == c.key)
+                    .map(|p| every[p])
+            })
+            .collect();
+        let cap = rounds::cap(mode, decision.max_new_tools, decision.max_new_groups);
+        let round = rounds::scored_round(
+            id,
+            mode,
+            Boundary::ToolRound,
+            &set,
+            Ok(scores),
+            self.generation,
+            self.generation,
+            decision.threshold,
+            cap,
+            decision.fail_mode,
+        );
+        if let Ok(round) = round {
+            self.commit(round, effects);
+        }
     }
 
     /// Hands a round to a decision model outside the Session: builds its bounded requests, keeps
