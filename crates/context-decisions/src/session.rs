@@ -1141,6 +1141,7 @@ impl Session {
                 }
             }
             Err(not) => {
+                let superseded = matches!(not, NotCommitted::Superseded { .. });
                 let problem = match not {
                     NotCommitted::Superseded { .. } => RoundProblem::Superseded,
                     NotCommitted::Failed(RoundFailure::Cancelled) => RoundProblem::Cancelled,
@@ -1152,6 +1153,11 @@ impl Session {
                 effects.push(Effect::Warn(round_problem(problem)));
                 if let Some((_, id)) = pending.lazy {
                     self.lazy.failed(id);
+                }
+                // What overtook it (a save, a disable, a mode change, a branch move) is followed
+                // by its own boundary, which reconciles from what the branch has then.
+                if superseded {
+                    return effects;
                 }
             }
         }
