@@ -220,26 +220,56 @@ export default function piContextDecisions(pi: any) {
 	};
 
 	// One request to the decision model the settings name: HTTP through the addon (off the event
-	// loop), or one of Pi's own models through its model registry.
+	// loop), or one of Pi's own models through its model registry. Both get the whole job's
+	// deadline (decision.timeoutMs): a model that has not answered by then did not answer (a
+	// failed round, where failMode applies); only the person's cancel (ctx.signal) is a
+	// cancellation.
 	const answer = async (job: Job, ctx: any): Promise<object[]> => {
-		const [provider, model] = session!.decisionModel();
+		const [provider, model, timeoutMs] = session!.decisionModel();
 		if (provider === "http") return JSON.parse(await session!.answerHttp(job.requests));
 		const slash = model.indexOf("/");
 		const found = provider === "pi" && slash > 0 ? ctx?.modelRegistry?.find?.(model.slice(0, slash), model.slice(slash + 1)) : undefined;
 		if (!found) return job.requests.map(() => ({ error: "configuration" }));
+		const deadline = Date.now() + (Number(timeoutMs) > 0 ? Number(timeoutMs) : 30_000);
+		const cancelled = () => ctx?.signal?.aborted === true;
 		const out: object[] = [];
 		for (const body of job.requests) {
+			const left = deadline - Date.now();
+			if (left <= 0) {
+				out.push({ error: cancelled() ? "cancelled" : "unavailable" });
+				continue;
+			}
+			// The deadline aborts the request and, for a model that ignores the signal, stops
+			// waiting for it.
+			const timer = new AbortController();
+			const signal = ctx?.signal ? AbortSignal.any([ctx.signal, timer.signal]) : timer.signal;
+			let expire = () => {};
+			const expired = new Promise<"expired">((resolve) => {
+				expire = () => resolve("expired");
+			});
+			const handle = setTimeout(() => {
+				timer.abort();
+				expire();
+			}, left);
 			try {
-				const message = await ctx.modelRegistry.complete(
-					found,
-					{ systemPrompt: job.instructions, messages: [{ role: "user", content: body, timestamp: Date.now() }] },
-					{ signal: ctx.signal },
+				const request = Promise.resolve(
+					ctx.modelRegistry.complete(
+						found,
+						{ systemPrompt: job.instructions, messages: [{ role: "user", content: body, timestamp: Date.now() }] },
+						{ signal },
+					),
 				);
-				if (message?.stopReason === "aborted") out.push({ error: "cancelled" });
+				request.catch(() => {});
+				const message: any = await Promise.race([request, expired]);
+				if (cancelled()) out.push({ error: "cancelled" });
+				else if (message === "expired" || timer.signal.aborted) out.push({ error: "unavailable" });
+				else if (message?.stopReason === "aborted") out.push({ error: "cancelled" });
 				else if (message?.stopReason === "error") out.push({ error: "unavailable" });
 				else out.push({ text: (message?.content ?? []).filter((c: any) => c?.type === "text").map((c: any) => c.text).join("") });
 			} catch {
-				out.push({ error: "unavailable" });
+				out.push({ error: cancelled() ? "cancelled" : "unavailable" });
+			} finally {
+				clearTimeout(handle);
 			}
 		}
 		return out;

@@ -248,6 +248,15 @@ function textOf(content) {
 let requestActions = new Map();
 const SPARE_RESPONSES = 8;
 function scripted(response, indexInStep, unscripted = false) {
+	// `delayMs`: a slow model, answering only after that long (it ignores the abort signal, as a
+	// hung provider would).
+	if (Number(response.delayMs) > 0) {
+		const answer = scripted({ ...response, delayMs: 0 }, indexInStep, unscripted);
+		return async (context, ...rest) => {
+			await new Promise((done) => setTimeout(done, Number(response.delayMs)));
+			return answer(context, ...rest);
+		};
+	}
 	return (context) => {
 		const tools = ai.getCurrentTools(context.messages).map((tool) => tool.name);
 		const userTexts = context.messages

@@ -1093,3 +1093,38 @@ fn an_explicit_selected_tools_edit_wins_for_its_run_only_inside_pi() {
         );
     }
 }
+
+/// Issue 17, item 9: a decision by one of Pi's models gets the `decision.timeoutMs` deadline, as
+/// an HTTP one does. The faux model answers only after 4 s (ignoring the abort), the timeout is
+/// 400 ms: the round fails (fail mode closed: nothing added, the failure said), it is not
+/// reported as cancelled, and the run goes on without the model's late answer.
+#[test]
+fn a_pi_model_decision_times_out_as_a_failed_round_inside_pi() {
+    for version in VERSIONS {
+        let started = std::time::Instant::now();
+        let report = run("pi-model-timeout.json", version);
+        let said: Vec<&str> = report["notifications"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n["message"].as_str())
+            .collect();
+        assert!(
+            said.iter().any(|m| m.starts_with("Deciding tools failed")),
+            "{version}: {said:?}"
+        );
+        assert!(
+            !said.iter().any(|m| m.contains("was cancelled")),
+            "{version}: {said:?}"
+        );
+        // The late answer would have picked bar_chart: nothing was added.
+        let result = calls(&report, 0, "bar_chart");
+        assert!(result[0].0, "{version}: {result:?}");
+        let state = replay(&report);
+        assert!(!state.is_tool_available("bar_chart"), "{version}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "{version}"
+        );
+    }
+}

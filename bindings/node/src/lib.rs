@@ -414,14 +414,17 @@ impl PiSession {
             .test_decided(u64::from(job), answers(&answers_json))
     }
 
-    /// Which decision model answers jobs: `http`, `pi` (with `model` as `provider/model`), or
-    /// `none` when jobs cannot arise.
+    /// Which decision model answers jobs, and its deadline: `[provider, model, timeoutMs]` with
+    /// `provider` `http`, `pi` (with `model` as `provider/model`), or `none` when jobs cannot
+    /// arise, and `timeoutMs` (`decision.timeoutMs`, in decimal) the time a whole job may take,
+    /// for HTTP and Pi models alike.
     #[napi]
     pub fn decision_model(&self) -> Vec<String> {
         let d = &self.inner.settings().decision;
         vec![
             d.provider.as_str().to_owned(),
             d.model.clone().unwrap_or_default(),
+            d.timeout_ms.to_string(),
         ]
     }
 
