@@ -13,7 +13,7 @@ const CUSTOM_TYPE = "context-decisions-tools";
 const NOTICE_TYPE = "context-decisions-notice";
 // The only sentence held here: the addon (which holds every other one) could not be loaded.
 const ADDON_MISSING =
-	"pi-context-decisions could not load its native addon, so tool calls are blocked while tool filtering is on. Rebuild it (npm install in the extension folder) or turn filtering off.";
+	"pi-context-decisions could not load its native addon, so calls to MCP and extension tools are blocked while tool filtering is on, or while its settings file (pi-context-decisions/settings.json in Pi's agent folder) cannot be read (only tools the project allowlist names then pass). Rebuild the addon (npm install in the extension folder), or fix that file and turn filtering off in it.";
 
 type Addon = {
 	PiSession: { start(eventJson: string, entriesJson?: string): Session };
@@ -100,19 +100,36 @@ function readBounded(path: string, limit: number): string {
 	}
 }
 
-// Degraded mode, only when the addon cannot be loaded: nothing can be decided, so external calls
-// are blocked while the switch may be on. The switch is read here with the least logic that can
-// fail closed: a missing file means the default (off); an unreadable one (not a regular file,
-// larger than the bound, not JSON) counts as on.
-function switchMayBeOn(): boolean {
+// Degraded mode, only when the addon cannot be loaded: nothing can be decided and no ledger can be
+// folded, so external calls are blocked while the switch may be on. The switch is read here with
+// the least logic that can fail closed: a missing file means the default (off); an unreadable one
+// (not a regular file, larger than the bound, not JSON) is "unknown", as the addon's rule has it:
+// then calls to external tools that no allowlist names are blocked (the global lists are in that
+// unreadable file, so only the project list can name one), nothing is written and the active set
+// is left as it is. Without the addon a branch's ledger cannot be enforced, so it is not granted
+// either (fail closed).
+function switchState(): "off" | "on" | "unknown" {
 	const env = process.env.PI_CODING_AGENT_DIR;
 	const home = homedir();
 	const agentDir = !env ? join(home, ".pi", "agent") : env === "~" ? home : env.startsWith("~/") ? join(home, env.slice(2)) : env;
 	try {
 		const settings = JSON.parse(readBounded(join(agentDir, "pi-context-decisions", "settings.json"), MAX_SETTINGS_FILE_BYTES));
-		return settings?.tools?.enabled !== false && settings?.tools?.enabled !== undefined;
+		return settings?.tools?.enabled === true ? "on" : "off";
 	} catch (error: any) {
-		return error?.code !== "ENOENT";
+		return error?.code === "ENOENT" ? "off" : "unknown";
+	}
+}
+
+// The tool names the project allowlist pins (`alwaysAllowedTools`, and `alwaysAllowed` that the
+// file keeps for older readers); a project entry pins only a project-scope tool. None when the
+// file is absent or cannot be read.
+function projectPins(cwd: unknown, tool: any): boolean {
+	if (typeof cwd !== "string" || tool?.sourceInfo?.scope !== "project") return false;
+	try {
+		const file = JSON.parse(readBounded(join(cwd, ".pi", "pi-context-decisions.json"), MAX_SETTINGS_FILE_BYTES));
+		return [file?.alwaysAllowedTools, file?.alwaysAllowed].some((list) => Array.isArray(list) && list.includes(tool.name));
+	} catch {
+		return false;
 	}
 }
 
@@ -490,9 +507,12 @@ export default function piContextDecisions(pi: any) {
 		try {
 			if (!session) {
 				if (addon) return undefined;
-				if (!switchMayBeOn()) return undefined;
+				const state = switchState();
+				if (state === "off") return undefined;
 				const tool = pi.getAllTools().find((t: any) => t?.name === event?.toolName);
-				return tool && isInternal(tool) ? undefined : { block: true, reason: ADDON_MISSING };
+				if (tool && isInternal(tool)) return undefined;
+				if (state === "unknown" && tool && projectPins(ctx?.cwd, tool)) return undefined;
+				return { block: true, reason: ADDON_MISSING };
 			}
 			if (!session.filteringOn()) return undefined;
 			const [kind, server] = serverArg(event?.input);

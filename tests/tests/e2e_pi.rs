@@ -746,6 +746,9 @@ fn loads_from_a_settings_packages_entry() {
 /// The extension copied where no addon can be found, and pointed at a file that is not one: Pi
 /// keeps running, the person is warned once, and with filtering on every external call is
 /// blocked with the reason while internal tools run; with filtering off nothing is blocked.
+/// Issue 17, item 11: when the switch cannot be read (the settings file is not valid JSON),
+/// only tools the project allowlist names pass (a project entry pins project-scope tools; the
+/// toolbox is then a project package), and the warning names the settings file.
 #[test]
 fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
     let dir = pcd_tests::temp_dir("no-addon");
@@ -757,12 +760,17 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
     let not_an_addon = dir.join("broken.node");
     std::fs::write(&not_an_addon, "not a shared library").unwrap();
     let toolbox = repo().join("tests/e2e/fixtures/toolbox/index.ts");
-    for enabled in [true, false] {
+    for switch in ["on", "off", "unreadable"] {
+        let via = if switch == "unreadable" {
+            "project-package"
+        } else {
+            "path"
+        };
         let mut scenario = serde_json::json!({
             "description": "no addon",
             "ui": "tui",
             "extensions": [
-                { "path": toolbox, "via": "path" },
+                { "path": toolbox, "via": via },
                 { "path": ext.join("index.ts"), "via": "path" }
             ],
             "steps": [{
@@ -782,14 +790,25 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
                 ]
             }]
         });
-        if enabled {
-            scenario["files"] = serde_json::json!({
-                "agent/pi-context-decisions/settings.json": {
-                    "tools": { "enabled": true }, "decision": { "provider": "embedded" }
-                }
-            });
+        match switch {
+            "on" => {
+                scenario["files"] = serde_json::json!({
+                    "agent/pi-context-decisions/settings.json": {
+                        "tools": { "enabled": true }, "decision": { "provider": "embedded" }
+                    }
+                })
+            }
+            "unreadable" => {
+                scenario["files"] = serde_json::json!({
+                    "agent/pi-context-decisions/settings.json": "{ \"tools\": { \"enabled\": tru",
+                    "project/.pi/pi-context-decisions.json": {
+                        "alwaysAllowedTools": ["web_fetch"], "alwaysAllowed": ["web_fetch"]
+                    }
+                })
+            }
+            _ => {}
         }
-        let path = dir.join(format!("scenario-{enabled}.json"));
+        let path = dir.join(format!("scenario-{switch}.json"));
         std::fs::write(&path, scenario.to_string()).unwrap();
         for version in VERSIONS {
             let report = run_file(&path, version, &not_an_addon);
@@ -801,7 +820,11 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
                 .filter(|m| m.contains("could not load its native addon"))
                 .map(str::to_owned)
                 .collect();
-            assert_eq!(warnings.len(), 1, "{version} {enabled}: warned once");
+            assert_eq!(warnings.len(), 1, "{version} {switch}: warned once");
+            assert!(
+                warnings[0].contains("pi-context-decisions/settings.json"),
+                "{version}: names the settings file"
+            );
             let bash = calls(&report, 0, "bash");
             assert!(
                 !bash[0].0 && bash[0].1.contains("internal-ran"),
@@ -809,16 +832,21 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
             );
             for (step, tool) in [(0, "bar_chart"), (1, "web_fetch")] {
                 let got = calls(&report, step, tool);
-                if enabled {
+                let blocked = match switch {
+                    "on" => true,
+                    "off" => false,
+                    _ => tool == "bar_chart",
+                };
+                if blocked {
                     assert!(
                         got[0].0 && got[0].1.contains("could not load its native addon"),
-                        "{version}: {tool}: {got:?}"
+                        "{version} {switch}: {tool}: {got:?}"
                     );
                 } else {
-                    assert!(!got[0].0, "{version}: {tool}: {got:?}");
+                    assert!(!got[0].0, "{version} {switch}: {tool}: {got:?}");
                 }
             }
-            assert!(ledger_entries(&report).is_empty(), "{version} {enabled}");
+            assert!(ledger_entries(&report).is_empty(), "{version} {switch}");
         }
     }
 }

@@ -2165,3 +2165,81 @@ fn a_direct_tool_registered_during_a_run_is_scored_at_the_next_tool_round() {
     assert_eq!(entries[0]["tools"], json!(["render_svg"]));
     assert!(pi.active.iter().any(|t| t == "render_svg"));
 }
+
+/// Issue 17, item 11: the switch cannot be read (the global settings file exists but is not
+/// valid JSON). A branch with no ledger blocks calls to external tools that no allowlist names,
+/// leaves Pi's active set as it is and writes nothing; a branch with rounds keeps enforcing them
+/// plus the allowlists and adds nothing. Once the file reads again, the next boundary proceeds
+/// normally.
+#[test]
+fn an_unreadable_switch_blocks_unallowlisted_calls_and_writes_nothing() {
+    let project = ScopedAllowlist {
+        tools: vec![parse_tool_entry("db_migrate").unwrap()],
+        groups: vec![],
+    };
+    let start = |branch: Branch| {
+        let (session, _) = Session::start(StartEvent {
+            reason: StartReason::Startup,
+            nonce: "u1".into(),
+            settings: SettingsRead::Unreadable,
+            project: ProjectRead::Read(project.clone()),
+            mcp_origins: vec![],
+            branch: BranchRead::Entries(branch.entries.clone()),
+        });
+        let mut pi = Pi::start_with(Settings::default(), project.clone(), branch, example());
+        pi.session = session;
+        pi
+    };
+
+    // No ledger.
+    let mut pi = start(Branch::default());
+    assert!(pi.session.filtering_on() && pi.session.switch_unknown());
+    let before = pi.active.clone();
+    assert!(pi.boundary(BoundaryKind::Reconcile).is_empty());
+    let effects = pi.prompt("Render a bar chart from this CSV data");
+    assert!(appended(&effects).is_empty(), "{effects:?}");
+    assert!(set_active(&effects).is_none(), "{effects:?}");
+    assert!(appended(&pi.boundary(BoundaryKind::ToolRound)).is_empty());
+    assert_eq!(pi.active, before);
+    assert_eq!(pi.branch.ledger_entries(), 0);
+    assert!(pi.call("bar_chart").is_some(), "external, not allowlisted");
+    assert_eq!(
+        pi.call("db_migrate"),
+        None,
+        "the project allowlist names it"
+    );
+    assert_eq!(pi.call("read"), None, "internal");
+    // The file reads again: the next boundary proceeds normally.
+    let on = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    pi.session.settings_changed(
+        SettingsRead::Read(on.clone()),
+        ProjectRead::Read(project.clone()),
+    );
+    assert!(!pi.session.switch_unknown());
+    pi.prompt("Search the web for the checkout service status page");
+    assert!(pi.branch.ledger_entries() > 0);
+    assert_eq!(pi.call("bar_chart"), None, "the model saw it: kept");
+    let mut off = start(Branch::default());
+    off.session
+        .settings_changed(SettingsRead::Read(Settings::default()), ProjectRead::Absent);
+    off.prompt("Render a bar chart");
+    assert_eq!(off.call("bar_chart"), None, "off once read");
+    assert_eq!(off.branch.ledger_entries(), 0);
+
+    // A branch with rounds.
+    let filtered = charted();
+    let mut pi = start(filtered.branch.clone());
+    pi.active = filtered.active.clone();
+    let n = pi.branch.ledger_entries();
+    pi.boundary(BoundaryKind::Reconcile);
+    pi.prompt("Search the web for the checkout service status page");
+    assert_eq!(pi.branch.ledger_entries(), n, "nothing added");
+    assert_eq!(pi.call("bar_chart"), None, "available on the branch");
+    assert!(pi.call("web_search").is_some(), "withheld on the branch");
+    assert_eq!(pi.call("db_migrate"), None, "allowlisted");
+}

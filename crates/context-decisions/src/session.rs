@@ -417,14 +417,19 @@ impl Session {
     }
 
     /// Whether tool filtering is on for this branch: the switch, or, while the settings cannot be
-    /// read, whatever the last good settings said (and, if they were never read, whether the
-    /// branch already has a ledger: unreadable settings never drop filtering a branch has).
+    /// read, whatever the last good settings said. When the switch was never read (the file is
+    /// there but cannot be read), filtering counts as on and nothing is added: a branch with a
+    /// ledger keeps enforcing it plus the allowlists; on one without, calls to external tools
+    /// no allowlist names are blocked and Pi's active set is left as it is (see
+    /// [`Session::switch_unknown`]).
     pub fn filtering_on(&self) -> bool {
-        if self.settings_readable || self.settings_ever_read {
-            self.settings.tools.enabled
-        } else {
-            self.branch_has_ledger()
-        }
+        self.switch_unknown() || self.settings.tools.enabled
+    }
+
+    /// Whether the switch cannot be known: the global settings file exists but could not be
+    /// read, and no read of it succeeded in this session.
+    pub fn switch_unknown(&self) -> bool {
+        !self.settings_readable && !self.settings_ever_read
     }
 
     /// Whether the branch holds any entry of this extension, valid or not: every ledger entry
@@ -706,7 +711,14 @@ impl Session {
         }
         self.filtering_seen_off = false;
         let new_run = matches!(event.kind, BoundaryKind::Prompt { .. });
-        self.reconcile(&event.active, new_run, &mut effects);
+        if self.switch_unknown() && !self.branch_has_ledger() {
+            // The switch cannot be read on a branch that never filtered: calls are gated, but
+            // Pi's active set is left as it is, so the model sees every tool it declares, and
+            // switching filtering on later keeps them (as when it was off).
+            self.note_conversation(&event.kind);
+        } else {
+            self.reconcile(&event.active, new_run, &mut effects);
+        }
         if matches!(event.kind, BoundaryKind::Prompt { .. }) {
             effects.push(Effect::Notice(self.notice()));
         }
