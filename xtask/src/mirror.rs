@@ -33,7 +33,10 @@ pub fn run(args: &[String]) -> ExitCode {
     let mut mirror = match Mirror::open(&db) {
         Ok(m) => m,
         Err(e) => {
-            eprint!("{}", pcd_ui_text::audit_mirror_unopened(Audit::Mirror, &e));
+            eprint!(
+                "{}",
+                pcd_ui_text::audit_mirror_unopened(Audit::Mirror, &display_name(&db), false, &e)
+            );
             return ExitCode::from(2);
         }
     };

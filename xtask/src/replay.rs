@@ -1,11 +1,14 @@
 //! `cargo xtask replay SESSION.jsonl|FOLDER [--leaf ID] [--sqlite DB] [--json]`: the ledger of
 //! one branch, round by round, its audit findings and the final availability.
 //!
-//! Exit status: 0 when clean, 1 when an entry of the ledger's type is torn, altered or
-//! undecodable (tampering or damage), 2 when a file cannot be read (or the arguments are wrong).
+//! Exit status: 0 when clean, 1 when the ledger does not fold whole (any audit finding but an
+//! interrupted append: an entry torn, altered, undecodable, of a newer version, without an id,
+//! or cut off the branch by an orphan or a cycle; or a damaged ledger line), 2 when a file
+//! cannot be read (or the arguments are wrong, or a `--sqlite` mirror is missing or does not
+//! match the file).
 
 use crate::sessions::{display_name, session_files};
-use pcd_ledger::{BranchReplay, Mirror, RoundSummary, SessionFile};
+use pcd_ledger::{BranchReplay, Mirror, MirrorError, RoundSummary, SessionFile};
 use pcd_ui_text::{Audit, AuditArgProblem as A, ReplayRound, ReplaySession, DIGEST_NOTE};
 use serde_json::{json, Map, Value};
 use std::io::Write as _;
@@ -57,12 +60,22 @@ struct Report {
 }
 
 impl Report {
+    /// Whether anything points to tampering or damage (the story the report tells).
     fn tampered(&self) -> bool {
-        self.replay
+        self.replay.findings.iter().any(|f| f.code.is_tampering())
+            || self.problems.iter().any(|p| p.2)
+    }
+
+    /// Whether the audit passes: no finding untrusts the branch (a newer version's entries do:
+    /// this reader cannot tell what they grant; an interrupted append does not) and no ledger
+    /// line is damaged.
+    fn clean(&self) -> bool {
+        !self
+            .replay
             .findings
             .iter()
             .any(|f| f.code.untrusts_branch())
-            || self.problems.iter().any(|p| p.2)
+            && !self.problems.iter().any(|p| p.2)
     }
 }
 
@@ -72,30 +85,34 @@ fn replay_file(path: &Path, leaf: Option<&str>, mirror: Option<&Mirror>) -> Resu
     let session = header.id.clone().unwrap_or_default();
     let branch = file.branch_for(leaf).map_err(|e| e.to_string())?;
     let leaf_id = branch.last().and_then(|p| file.id(*p));
+    let replay = file.fold_branch(&branch).map_err(|e| e.to_string())?;
+    let problems: Vec<(u64, String, bool)> = file
+        .problems()
+        .iter()
+        .map(|p| (p.line, p.code.as_str().to_owned(), p.code.is_tampering()))
+        .collect();
     let (replay, problems, source) = match mirror {
-        None => {
-            let replay = file.fold_branch(&branch).map_err(|e| e.to_string())?;
-            let problems = file
-                .problems()
-                .iter()
-                .map(|p| (p.line, p.code.as_str().to_owned(), p.code.is_tampering()))
-                .collect();
-            (replay, problems, "jsonl")
-        }
+        None => (replay, problems, "jsonl"),
         Some(mirror) => {
-            let replay = mirror
+            let from_mirror = mirror
                 .replay(&session, leaf)
                 .map_err(|e| pcd_ui_text::replay_not_mirrored(&e))?;
-            let problems = mirror
-                .problems(&session)
-                .map_err(|e| e.to_string())?
-                .into_iter()
-                .map(|(line, code)| {
-                    let tampering = code == "malformed_ledger_line";
-                    (line, code, tampering)
-                })
+            let mirror_problems: Vec<(u64, String)> =
+                mirror.problems(&session).map_err(|e| e.to_string())?;
+            // A mirror that no longer gives what the file gives (the file grew or was edited
+            // since it was mirrored) is never reported as the file's state.
+            let file_problems: Vec<(u64, String)> = problems
+                .iter()
+                .map(|(line, code, _)| (*line, code.clone()))
                 .collect();
-            (replay, problems, "sqlite")
+            if from_mirror.state != replay.state
+                || from_mirror.findings != replay.findings
+                || from_mirror.entries != replay.entries
+                || mirror_problems != file_problems
+            {
+                return Err(pcd_ui_text::replay_mirror_stale());
+            }
+            (from_mirror, problems, "sqlite")
         }
     };
     Ok(Report {
@@ -128,12 +145,23 @@ pub fn run(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Replaying reads the mirror: a missing one is an error naming the file, never a new,
+    // empty database.
     let mirror = match &args.sqlite {
         None => None,
-        Some(db) => match Mirror::open(db) {
+        Some(db) => match Mirror::open_existing(db) {
             Ok(m) => Some(m),
             Err(e) => {
-                eprint!("{}", pcd_ui_text::audit_mirror_unopened(Audit::Replay, &e));
+                let missing = matches!(e, MirrorError::NoDatabase);
+                eprint!(
+                    "{}",
+                    pcd_ui_text::audit_mirror_unopened(
+                        Audit::Replay,
+                        &display_name(db),
+                        missing,
+                        &e
+                    )
+                );
                 return ExitCode::from(2);
             }
         },
@@ -167,7 +195,7 @@ fn exit_code(outcomes: &[Outcome]) -> ExitCode {
         ExitCode::from(2)
     } else if outcomes
         .iter()
-        .any(|o| o.result.as_ref().is_ok_and(Report::tampered))
+        .any(|o| o.result.as_ref().is_ok_and(|r| !r.clean()))
     {
         ExitCode::from(1)
     } else {
@@ -282,7 +310,7 @@ fn session_json(outcome: &Outcome) -> Value {
         "modes": state.mode_history().iter().map(|m| json!({
             "round": &*m.round, "mode": m.mode.as_str(),
         })).collect::<Vec<_>>(),
-        "clean": !report.tampered(),
+        "clean": report.clean(),
     })
 }
 

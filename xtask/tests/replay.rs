@@ -218,3 +218,148 @@ fn mirror_then_replay_from_sqlite_agrees_with_the_jsonl() {
     }
     assert_eq!(xtask(&["mirror", &file]).status.code(), Some(2));
 }
+
+/// The clean session of [`session`] forged as an attacker with write access to the file would
+/// (issue 18, finding 2): each forgery changes what the branch grants.
+fn forge(forgery: &str) -> String {
+    let clean = session("forged", None);
+    let mut lines: Vec<String> = clean.lines().map(str::to_owned).collect();
+    assert_eq!(
+        lines.len(),
+        6,
+        "header, a user message, three parts of r1, r2"
+    );
+    match forgery {
+        "v0" | "v2" => {
+            let v = &forgery[1..];
+            lines[2] = lines[2].replace(r#"{"v":1,"#, &format!(r#"{{"v":{v},"#));
+        }
+        "trailing ledger line without an id" => {
+            let copy = lines[5].replace(r#""id":"00000005","#, "");
+            lines.push(copy);
+        }
+        "trailing ledger line with a numeric id" => {
+            let copy = lines[5].replace(r#""id":"00000005""#, r#""id":5"#);
+            lines.push(copy);
+        }
+        "orphan" => {
+            lines.drain(1..5);
+        }
+        "cycle" => {
+            lines[1] = lines[1].replace(r#""parentId":null"#, r#""parentId":"00000005""#);
+        }
+        _ => unreachable!("{forgery}"),
+    }
+    let forged = lines.join("\n") + "\n";
+    assert_ne!(forged, clean, "{forgery}");
+    forged
+}
+
+#[test]
+fn forged_files_exit_1_with_a_finding_from_the_file_and_from_the_mirror() {
+    let dir = TempDir::new("forged");
+    for (n, (forgery, code)) in [
+        ("v0", "undecodable"),
+        ("v2", "unknown_version"),
+        (
+            "trailing ledger line without an id",
+            "ledger_entry_without_id",
+        ),
+        (
+            "trailing ledger line with a numeric id",
+            "ledger_entry_without_id",
+        ),
+        ("orphan", "orphan_parent"),
+        ("cycle", "parent_cycle"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let file = write(&dir.0, "s.jsonl", &forge(forgery));
+        let out = xtask(&["replay", &file, "--json"]);
+        assert_eq!(out.status.code(), Some(1), "{forgery}");
+        let from_jsonl = json(&out);
+        let codes: Vec<&str> = from_jsonl["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["code"].as_str().unwrap())
+            .collect();
+        assert!(codes.contains(&code), "{forgery}: {codes:?}");
+        assert_eq!(from_jsonl["clean"], false, "{forgery}");
+        let text = xtask(&["replay", &file]);
+        assert_eq!(text.status.code(), Some(1), "{forgery}");
+        let stdout = String::from_utf8(text.stdout).unwrap();
+        assert!(!stdout.contains("verdict: clean"), "{forgery}: {stdout}");
+
+        // The mirror replays the same findings, the cycle's included.
+        let db = dir.0.join(format!("mirror-{n}.db"));
+        let db = db.to_str().unwrap();
+        assert_eq!(
+            xtask(&["mirror", &file, "--sqlite", db]).status.code(),
+            Some(0)
+        );
+        let out = xtask(&["replay", &file, "--sqlite", db, "--json"]);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{forgery}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let from_sqlite = json(&out);
+        assert_eq!(from_sqlite["source"], "sqlite");
+        for key in ["available", "findings", "problems", "rounds"] {
+            assert_eq!(from_sqlite[key], from_jsonl[key], "{forgery}: {key}");
+        }
+    }
+}
+
+/// Issue 18, item 7: a mirror taken before the file was edited or grew is not replayed as the
+/// file's state, and a missing database is an error naming it, not a new database.
+#[test]
+fn a_stale_or_missing_mirror_is_never_replayed_as_clean() {
+    let dir = TempDir::new("stale");
+    let file = write(&dir.0, "s.jsonl", &session("stale", None));
+    let db = dir.0.join("mirror.db");
+    let db = db.to_str().unwrap();
+    assert_eq!(
+        xtask(&["mirror", &file, "--sqlite", db]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        xtask(&["replay", &file, "--sqlite", db]).status.code(),
+        Some(0)
+    );
+    for changed in [
+        session("stale", Some("edited")),
+        session("stale", None)
+            + &session("stale", None)
+                .lines()
+                .nth(1)
+                .unwrap()
+                .replace("00000001", "00000009")
+            + "\n",
+    ] {
+        write(&dir.0, "s.jsonl", &changed);
+        let out = xtask(&["replay", &file, "--sqlite", db]);
+        assert_eq!(out.status.code(), Some(2));
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            stdout.contains("does not match the session file"),
+            "{stdout}"
+        );
+        assert!(!stdout.contains("verdict: clean"), "{stdout}");
+    }
+
+    let missing = dir.0.join("missing.db");
+    let out = xtask(&["replay", &file, "--sqlite", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("missing.db"), "{stderr}");
+    assert!(stderr.contains("does not exist"), "{stderr}");
+    assert!(
+        !stderr.contains(dir.0.to_str().unwrap()),
+        "only the base name"
+    );
+    assert!(!missing.exists(), "replay creates no database");
+}

@@ -129,6 +129,7 @@ fn exempt_reason(e: Exempt) -> &'static str {
         Exempt::Available => PickExempt::Available,
         Exempt::Allowlisted => PickExempt::Allowlisted,
         Exempt::Unfiltered => PickExempt::Unfiltered,
+        Exempt::Unrecordable => PickExempt::Unrecordable,
     }
     .text()
 }

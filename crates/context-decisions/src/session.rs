@@ -18,10 +18,10 @@ use pcd_gate::{
     decide, BranchIndex, Call, GateContext, Grants, LazyScores, ProjectListCache, ProjectRead,
     Registry, ServerArg, Verdict,
 };
-use pcd_ledger::{encode_round, fold, Basis, Boundary, BranchState, Round};
+use pcd_ledger::{encode_round, fold, is_recordable_name, Basis, Boundary, BranchState, Round};
 use pcd_model::{
-    Allowlists, AuditFinding, Classifier, DecisionProvider, GroupKey, Mode, Scope, Settings,
-    ToolInfo, ToolKind,
+    Allowlists, AuditFinding, Classifier, DecisionProvider, GroupKey, InventoryWarning,
+    InventoryWarningCode, Mode, Scope, Settings, ToolInfo, ToolKind,
 };
 use pcd_picker::cadence::{self, Step};
 use pcd_picker::candidates::{candidates, Available, CandidateKey, CandidateSet};
@@ -253,6 +253,9 @@ pub struct Session {
     total_candidates: usize,
     filtering_seen_off: bool,
     findings: Vec<AuditFinding>,
+    /// Tools whose names the ledger cannot record that a warning already named: each is
+    /// reported once per session.
+    unrecordable_reported: HashSet<String>,
     /// Where the events fed to this session are recorded, when recording is on.
     recorder: Option<crate::record::SharedRecorder>,
 }
@@ -360,6 +363,7 @@ impl Session {
             total_candidates: 0,
             filtering_seen_off: false,
             findings: Vec::new(),
+            unrecordable_reported: HashSet::new(),
             recorder: None,
         };
         session.classifier = Classifier::with_mcp_origins(
@@ -641,11 +645,22 @@ impl Session {
     }
 
     /// Appends a round: its entries become effects, and the live branch state applies it as the
-    /// fold will when the branch is read again.
-    fn commit(&mut self, round: Round, effects: &mut Vec<Effect>) {
+    /// fold will when the branch is read again. A tool name the ledger cannot record is left out
+    /// of the round first (the candidates already leave it out; this keeps any other path, such
+    /// as a baseline or an allowlist grant, from failing the whole round on it): it is granted
+    /// nothing, which is fail-closed, and every other name is recorded as usual.
+    fn commit(&mut self, mut round: Round, effects: &mut Vec<Effect>) {
         let Some(branch) = self.branch.as_mut() else {
             return;
         };
+        for list in [
+            &mut round.tools,
+            &mut round.allowlisted_tools,
+            &mut round.considered,
+        ] {
+            list.retain(|name| is_recordable_name(name));
+        }
+        round.scores.retain(|(name, _)| is_recordable_name(name));
         match encode_round(&round) {
             Ok(parts) => {
                 tracing::info!(
@@ -695,6 +710,7 @@ impl Session {
             self.note_conversation(&event.kind);
             return effects;
         }
+        self.report_unrecordable(&mut effects);
         // An unreadable branch: no boundary writes, grants or reconciles anything.
         if self.branch.is_none() || self.inventory.is_none() {
             return effects;
@@ -725,6 +741,39 @@ impl Session {
         // Filtering is on: the model sees only what the restriction leaves, so this prompt is no
         // reason for a baseline later (a first pick that failed is retried, not granted).
         effects
+    }
+
+    /// Names, once per session, the external tools whose names the ledger cannot record: they
+    /// are left as Pi declared them (never decided, granted or withheld) and their calls are
+    /// blocked unless allowlisted, while every other tool is decided as usual.
+    fn report_unrecordable(&mut self, effects: &mut Vec<Effect>) {
+        let Some(registry) = &self.registry else {
+            return;
+        };
+        let tools: Vec<String> = self
+            .inventory
+            .iter()
+            .flatten()
+            .map(|t| &t.name)
+            .filter(|name| registry.is_unrecordable(name))
+            .filter(|name| !self.unrecordable_reported.contains(*name))
+            .cloned()
+            .collect();
+        if tools.is_empty() {
+            return;
+        }
+        tracing::warn!(
+            code = InventoryWarningCode::UnrecordableNames.as_str(),
+            tools = tools.len(),
+            "tools left alone"
+        );
+        self.unrecordable_reported.extend(tools.iter().cloned());
+        effects.push(Effect::Warn(pcd_ui_text::inventory_warning(
+            &InventoryWarning {
+                code: InventoryWarningCode::UnrecordableNames,
+                tools,
+            },
+        )));
     }
 
     /// From a prompt or a tool round while filtering is off, the model has seen the branch's
@@ -1374,9 +1423,11 @@ impl Session {
         let mut ownership = std::mem::take(&mut self.ownership);
         let ctx = self.gate_context();
         let registry = self.registry.as_ref();
-        // Internal tools (the resource tools, routed per call, included) stay declared.
+        // Internal tools (the resource tools, routed per call, included) stay declared, and so
+        // do tools whose names the ledger cannot record: no entry could say why they were
+        // withheld, so they are left as Pi declared them (their calls are blocked by the gate).
         let allowed = |name: &str| {
-            registry.is_some_and(|r| r.is_internal(name))
+            registry.is_some_and(|r| r.is_internal(name) || r.is_unrecordable(name))
                 || decide(&ctx, &Call::tool(name)) == Verdict::Allow
         };
         let tools = self.inventory.as_deref().unwrap_or_default();

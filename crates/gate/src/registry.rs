@@ -13,6 +13,8 @@ pub(crate) struct RegTool {
     pub(crate) kind: ToolKind,
     pub(crate) group: Option<u32>,
     pub(crate) scope: Scope,
+    /// Whether the ledger can record its name ([`pcd_ledger::is_recordable_name`]).
+    pub(crate) recordable: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -101,6 +103,7 @@ impl Registry {
                 kind: class.kind,
                 group,
                 scope: class.scope,
+                recordable: pcd_ledger::is_recordable_name(&tool.name),
             });
         }
         for (name, scope) in config_servers {
@@ -120,6 +123,16 @@ impl Registry {
         self.index
             .get(name)
             .is_some_and(|&i| self.tools[i as usize].kind.is_internal())
+    }
+
+    /// Whether `name` is a registered external tool whose name the ledger cannot record: no round
+    /// grants it and this extension never withholds it from Pi's active set (it has no entry to
+    /// justify either); the gate blocks its calls unless an allowlist entry allows them.
+    pub fn is_unrecordable(&self, name: &str) -> bool {
+        self.index.get(name).is_some_and(|&i| {
+            let tool = &self.tools[i as usize];
+            !tool.recordable && !tool.kind.is_internal()
+        })
     }
 
     /// How many tools the snapshot holds.
@@ -143,6 +156,12 @@ impl Registry {
         }
         let folded = GroupKey::for_mcp_server(server);
         (!self.named_keys.contains(&folded)).then_some(folded)
+    }
+
+    /// Whether `server` is exactly a raw server name or namespace alias the inventory or the
+    /// configs know.
+    pub(crate) fn names_server(&self, server: &str) -> bool {
+        self.servers.contains_key(server)
     }
 
     /// The pinning scope of a group key: its members' common scope, else its config file scope,

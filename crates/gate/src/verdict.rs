@@ -2,7 +2,7 @@
 
 use crate::branch::BranchIndex;
 use crate::lazy::{LazyScores, LazyStatus};
-use crate::registry::{Grants, Registry};
+use crate::registry::{Grants, RegGroup, RegTool, Registry};
 use pcd_model::{BlockCode, BlockKind, GroupKey, Mode, Remedy, RemedyList, ToolKind};
 
 /// A resource tool's `server` argument, as found in the call's input.
@@ -124,11 +124,16 @@ impl<'a> GateContext<'a> {
     }
 }
 
-fn block(kind: BlockKind, tool: &str, server: Option<&str>, remedy: Option<Remedy>) -> Verdict {
+fn block(
+    kind: BlockKind,
+    tool: &str,
+    server: Option<&GroupKey>,
+    remedy: Option<Remedy>,
+) -> Verdict {
     Verdict::Block(BlockCode {
         kind,
         tool: tool.to_owned(),
-        server: server.map(str::to_owned),
+        server: server.cloned(),
         remedy,
     })
 }
@@ -148,7 +153,6 @@ pub fn decide(ctx: &GateContext<'_>, call: &Call<'_>) -> Verdict {
     match tool.kind {
         ToolKind::Internal => return Verdict::Allow,
         ToolKind::McpResource => return route_resource(ctx, registry, call),
-        ToolKind::Unfiltered if ctx.mode == Mode::Mcp => return Verdict::Allow,
         _ => {}
     }
     let grants = ctx.grants;
@@ -162,7 +166,12 @@ pub fn decide(ctx: &GateContext<'_>, call: &Call<'_>) -> Verdict {
             grants.group_pinned_in(gi, tool.scope)
                 || (ctx.mode == Mode::Mcp && grants.group_promoted[gi as usize])
         });
-    if allowlisted {
+    if !tool.recordable && !allowlisted {
+        // No entry can record deciding it, so nothing but an allowlist entry allows it (fail
+        // closed); it is neither granted nor withheld, only its calls are blocked.
+        return unrecordable(call, tool, group.map(|(_, g)| g));
+    }
+    if allowlisted || (tool.kind == ToolKind::Unfiltered && ctx.mode == Mode::Mcp) {
         return Verdict::Allow;
     }
     let remedy = || {
@@ -208,8 +217,35 @@ pub fn decide(ctx: &GateContext<'_>, call: &Call<'_>) -> Verdict {
     }
 }
 
+/// The block for a tool whose name the ledger cannot record, with the allowlist entry that would
+/// allow it: its group's key, or its name when that is a valid entry.
+fn unrecordable(call: &Call<'_>, tool: &RegTool, group: Option<&RegGroup>) -> Verdict {
+    let remedy = group
+        .filter(|g| g.pinnable())
+        .and_then(|g| {
+            g.scope.single().map(|scope| Remedy {
+                list: RemedyList::Groups,
+                entry: g.key.as_str().to_owned(),
+                scope,
+            })
+        })
+        .or_else(|| {
+            pcd_model::parse_tool_entry(call.tool).ok().map(|_| Remedy {
+                list: RemedyList::Tools,
+                entry: call.tool.to_owned(),
+                scope: tool.scope,
+            })
+        });
+    block(BlockKind::Unrecordable, call.tool, None, remedy)
+}
+
 /// The MCP resource tools are internal but routed by their `server` argument, matched as Pi
 /// matches it (trimmed; the raw configured name or a namespace alias).
+///
+/// The argument is the model's own input and may hold anything, a pasted secret included, so no
+/// part of it leaves this function: a server that matches is named by its canonical key (from
+/// the inventory, the configs, the allowlists or the branch), and one that matches none is
+/// refused with [`BlockKind::ResourceServerUnknown`], which names nothing.
 fn route_resource(ctx: &GateContext<'_>, registry: &Registry, call: &Call<'_>) -> Verdict {
     let server = match call.server {
         ServerArg::NotString => {
@@ -221,15 +257,23 @@ fn route_resource(ctx: &GateContext<'_>, registry: &Registry, call: &Call<'_>) -
     let Some(server) = server else {
         return block(BlockKind::ResourceWithoutServer, call.tool, None, None);
     };
-    let Some(key) = registry.server_key(server) else {
-        return block(
-            BlockKind::ResourceServerNotAvailable,
-            call.tool,
-            Some(server),
-            None,
-        );
-    };
     let grants = ctx.grants;
+    // Without a known raw name (Pi 1.1, configs not read) the argument is folded into a key; that
+    // key counts only when something other than the call knows it.
+    let known = |key: &GroupKey| {
+        registry.group_index.contains_key(key)
+            || registry.server_scopes.contains_key(key)
+            || grants.unregistered.contains(key)
+            || ctx
+                .branch
+                .is_some_and(|b| b.available_keys.contains(key.as_str()))
+    };
+    let Some(key) = registry
+        .server_key(server)
+        .filter(|key| registry.names_server(server) || known(key))
+    else {
+        return block(BlockKind::ResourceServerUnknown, call.tool, None, None);
+    };
     let group = registry
         .group_index
         .get(&key)
@@ -257,7 +301,7 @@ fn route_resource(ctx: &GateContext<'_>, registry: &Registry, call: &Call<'_>) -
             scope,
         });
     let Some(branch) = ctx.branch else {
-        return block(BlockKind::BranchUnreadable, call.tool, Some(server), remedy);
+        return block(BlockKind::BranchUnreadable, call.tool, Some(&key), remedy);
     };
     // A server is available when its group is, or (in `tools` mode, where tools are decided one
     // by one) when any of its tools is: a relevance decision that gave the model a server's
@@ -270,7 +314,7 @@ fn route_resource(ctx: &GateContext<'_>, registry: &Registry, call: &Call<'_>) -
     block(
         BlockKind::ResourceServerNotAvailable,
         call.tool,
-        Some(server),
+        Some(&key),
         remedy,
     )
 }

@@ -445,10 +445,10 @@ fn resource_tools_are_routed_by_server() {
         );
         // A resource-only server pinned in its file scope.
         assert_eq!(call(ServerArg::Str(" files ")), Verdict::Allow);
-        // An unknown server.
+        // An unknown server: refused without naming it.
         assert_eq!(
             kind(&call(ServerArg::Str("ghost"))),
-            Some(BlockKind::ResourceServerNotAvailable)
+            Some(BlockKind::ResourceServerUnknown)
         );
     }
     // In tools mode a server whose tool is available may be read.
@@ -474,7 +474,7 @@ fn resource_tools_are_routed_by_server() {
     let call = Call::resource("read_mcp_resource", ServerArg::Str("dev_radius"));
     assert_eq!(
         kind(&decide(&ctx, &call)),
-        Some(BlockKind::ResourceServerNotAvailable)
+        Some(BlockKind::ResourceServerUnknown)
     );
     // Without a known raw name (Pi 1.1, configs not read) the argument is folded into a key.
     w.branch.groups.insert("mcp__legacy_srv".into());
@@ -537,4 +537,117 @@ fn the_ledgers_branch_state_drives_the_gate() {
         kind(&decide(&ctx, &Call::tool("web_search"))),
         Some(BlockKind::NotAvailable)
     );
+}
+
+/// Issue 18, finding 6: the `server` argument is the model's input and may hold a pasted secret.
+/// It appears nowhere in the verdict (the facade's test checks the reason and the effects too): a
+/// known server is named by its canonical key, an unknown one by nothing.
+#[test]
+fn a_planted_server_argument_is_never_echoed() {
+    const PLANTED: [&str; 4] = [
+        "sk-live-PLANTED-7f3a",
+        " sk-live-PLANTED-7f3a\t",
+        "sk_live_PLANTED_7f3a",
+        "mcp__sk_live_PLANTED_7f3a",
+    ];
+    let mut w = World::new(lists(&[], &[], &[], &[]));
+    for mode in [Mode::Tools, Mode::Mcp] {
+        for unreadable_branch in [false, true] {
+            let mut ctx = w.ctx(mode);
+            if unreadable_branch {
+                ctx.branch = None;
+            }
+            for tool in ["read_mcp_resource", "list_mcp_resources"] {
+                for planted in PLANTED {
+                    let v = decide(&ctx, &Call::resource(tool, ServerArg::Str(planted)));
+                    assert_eq!(
+                        kind(&v),
+                        Some(BlockKind::ResourceServerUnknown),
+                        "{planted}"
+                    );
+                    let Verdict::Block(code) = &v else {
+                        unreachable!()
+                    };
+                    assert_eq!(code.server, None);
+                    assert_eq!(code.remedy, None);
+                    let text = format!("{v:?}").to_lowercase();
+                    assert!(!text.contains("planted"), "{planted}: {text}");
+                }
+            }
+        }
+    }
+    // A server the inventory knows is named by its canonical key, not by the argument.
+    let ctx = w.ctx(Mode::Mcp);
+    let v = decide(
+        &ctx,
+        &Call::resource("read_mcp_resource", ServerArg::Str(" dev-radius ")),
+    );
+    let Verdict::Block(code) = v else {
+        panic!("{v:?}")
+    };
+    assert_eq!(code.kind, BlockKind::ResourceServerNotAvailable);
+    assert_eq!(code.server, Some(GroupKey::for_mcp_server("dev-radius")));
+}
+
+/// Issue 18, finding 4: a tool whose name the ledger cannot record is never allowed by the
+/// branch or by scoring (no round can record it), only by an allowlist entry; every other tool
+/// is decided as usual.
+#[test]
+fn a_tool_the_ledger_cannot_record_is_blocked_unless_allowlisted() {
+    let mut tools = inventory();
+    let extra = parse_inventory(
+        r#"[{"name":"fetch page","sourceInfo":{"path":"/w/.pi/extensions/db.ts","source":"auto","scope":"project","origin":"top-level"}},
+            {"name":"loose tool"}]"#,
+    )
+    .unwrap();
+    tools.extend(extra.tools);
+    for (allowlists, allowed) in [
+        (lists(&[], &[], &[], &[]), false),
+        (lists(&[], &[], &[], &["ext__db"]), true),
+    ] {
+        let registry = Registry::build(&tools, &Classifier::default(), []);
+        assert!(registry.is_unrecordable("fetch page"));
+        assert!(!registry.is_unrecordable("notes_add") && !registry.is_unrecordable("read"));
+        let grants = Grants::compute(&registry, &allowlists);
+        let lazy = LazyScores::default();
+        let mut sets = Sets::default();
+        // Even a forged branch that names it does not allow it.
+        sets.tools.insert("fetch page".into());
+        sets.tools.insert("web_fetch".into());
+        sets.groups.insert("ext__db".into());
+        let index = BranchIndex::build(&registry, &sets);
+        for mode in [Mode::Tools, Mode::Mcp] {
+            for scoring in [true, false] {
+                let mut ctx = GateContext::enabled(mode, &registry, &grants, &lazy);
+                ctx.branch = Some(&index);
+                ctx.scoring = scoring;
+                let v = decide(&ctx, &Call::tool("fetch page"));
+                if allowed {
+                    assert_eq!(v, Verdict::Allow);
+                } else {
+                    assert_eq!(kind(&v), Some(BlockKind::Unrecordable), "{mode:?}");
+                    assert_eq!(
+                        remedy(&v),
+                        Some(Remedy {
+                            list: RemedyList::Groups,
+                            entry: "ext__db".into(),
+                            scope: Scope::Project
+                        }),
+                        "its group's key, the only entry that can allow it"
+                    );
+                }
+                let v = decide(&ctx, &Call::tool("loose tool"));
+                assert_eq!(kind(&v), Some(BlockKind::Unrecordable), "{mode:?}");
+                assert_eq!(remedy(&v), None, "no entry can name it");
+                // Every other tool is decided as usual.
+                assert_eq!(decide(&ctx, &Call::tool("web_fetch")), Verdict::Allow);
+                let v = decide(&ctx, &Call::tool("notes_add"));
+                if scoring {
+                    assert!(matches!(v, Verdict::Pending(_)), "{v:?}");
+                } else {
+                    assert_eq!(v, Verdict::Allow);
+                }
+            }
+        }
+    }
 }

@@ -2,8 +2,9 @@
 //! entries (chunks of at most 1000 names per list), and back, with the round's digest.
 //!
 //! The digest is SHA-256 over the round's canonical content (see [`RoundView::digest`]), which
-//! does not depend on how the round was chunked. It detects torn and hand-edited rounds; it does
-//! not stop another extension running in the same process from writing a valid round.
+//! does not depend on how the round was chunked. It detects torn and hand-edited rounds; it is no
+//! MAC, so it does not stop another extension running in the same process from writing a valid
+//! round, nor someone who edits a round and computes its digest again.
 
 use crate::event::{
     Basis, Boundary, FirstPromptRef, Round, Score, MAX_ENTRY_ID_BYTES, MAX_FINGERPRINT_CHARS,
@@ -20,7 +21,7 @@ pub const FORMAT_VERSION: u64 = 1;
 /// The most names one list of one entry holds.
 pub const MAX_NAMES_PER_CHUNK: usize = 1000;
 /// The most parts one round may span (a bound on hostile input, far above any real inventory).
-pub const MAX_PARTS: u32 = 100_000;
+pub const MAX_PARTS: u32 = 1_000_000;
 
 /// Why a round cannot be encoded. Names the field and the rule, never the offending value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -64,7 +65,7 @@ pub enum DecodeError {
     /// `data` is not an object.
     #[error("data is not an object")]
     NotAnObject,
-    /// `v` is a version this reader does not know.
+    /// `v` is a future version this reader does not know.
     #[error("unknown format version")]
     UnknownVersion,
     /// A field is missing, of the wrong type, or breaks its rule.
@@ -251,10 +252,19 @@ fn check_name(mode: Mode, list_index: usize, name: &str) -> Result<(), bool> {
     if wants_group {
         return GroupKey::from_canonical(name).map(|_| ()).ok_or(true);
     }
-    is_name(name).then_some(()).ok_or(false)
+    is_recordable_name(name).then_some(()).ok_or(false)
 }
 
-pub(crate) fn is_name(name: &str) -> bool {
+/// Whether `name` can be recorded as a tool name in a round: 1 to [`MAX_NAME_CHARS`] characters
+/// with no whitespace and no control character. This is the rule the encoder enforces (a round
+/// holding any other name is refused whole), kept here once: the picker, the gate and the facade
+/// ask it to keep a tool the ledger cannot record out of every round.
+///
+/// ```
+/// assert!(pcd_ledger::is_recordable_name("mcp__kb__search"));
+/// assert!(!pcd_ledger::is_recordable_name("two words"));
+/// ```
+pub fn is_recordable_name(name: &str) -> bool {
     if name.is_ascii() {
         // The common case, without counting characters: printable ASCII, no space.
         return !name.is_empty()
@@ -409,10 +419,11 @@ pub(crate) struct Header<'a> {
 /// define makes the entry undecodable, so a hand edit cannot hide in an extra field.
 pub(crate) fn decode_part(data: &Value) -> Result<PartView<'_>, DecodeError> {
     let obj = data.as_object().ok_or(DecodeError::NotAnObject)?;
+    // A greater `v` is a future version; a smaller one never existed, so it is damage.
     match obj.get("v").and_then(Value::as_u64) {
         Some(FORMAT_VERSION) => {}
-        Some(_) => return Err(DecodeError::UnknownVersion),
-        None => return Err(DecodeError::Field("v")),
+        Some(v) if v > FORMAT_VERSION => return Err(DecodeError::UnknownVersion),
+        _ => return Err(DecodeError::Field("v")),
     }
     let str_field = |key: &'static str| obj.get(key).and_then(Value::as_str);
     let round = str_field("round")
@@ -548,7 +559,7 @@ pub(crate) fn decode_part(data: &Value) -> Result<PartView<'_>, DecodeError> {
 /// group keys when the round is assembled.
 fn name_ok(mode: Option<Mode>, list_index: usize, name: &str) -> bool {
     match (mode, list_index) {
-        (None, 4 | 5) => is_name(name),
+        (None, 4 | 5) => is_recordable_name(name),
         (Some(mode), _) => check_name(mode, list_index, name).is_ok(),
         (None, _) => check_name(Mode::Tools, list_index, name).is_ok(),
     }

@@ -441,6 +441,39 @@ pub struct Folder<'a> {
     state: BranchState,
     findings: Vec<AuditFinding>,
     pending: Vec<Pending<'a>>,
+    /// Which part indices `pending` holds, one bit each: whether an incoming part continues the
+    /// pending round is one lookup, not a scan of the pending parts (which made a round of many
+    /// parts fold in quadratic time).
+    seen: PartSet,
+}
+
+/// A set of part indices (below [`crate::MAX_PARTS`]) as a bitset that grows on demand and is
+/// emptied by clearing only the bits that were set.
+#[derive(Default)]
+struct PartSet {
+    words: Vec<u64>,
+}
+
+impl PartSet {
+    fn contains(&self, part: u32) -> bool {
+        self.words
+            .get(part as usize / 64)
+            .is_some_and(|w| w & (1 << (part % 64)) != 0)
+    }
+
+    fn insert(&mut self, part: u32) {
+        let word = part as usize / 64;
+        if word >= self.words.len() {
+            self.words.resize(word + 1, 0);
+        }
+        self.words[word] |= 1 << (part % 64);
+    }
+
+    fn remove(&mut self, part: u32) {
+        if let Some(w) = self.words.get_mut(part as usize / 64) {
+            *w &= !(1 << (part % 64));
+        }
+    }
 }
 
 impl Default for Folder<'_> {
@@ -456,6 +489,7 @@ impl<'a> Folder<'a> {
             state: BranchState::new(),
             findings: Vec::new(),
             pending: Vec::new(),
+            seen: PartSet::default(),
         }
     }
 
@@ -465,17 +499,40 @@ impl<'a> Folder<'a> {
     pub fn push(&mut self, entry: &'a Value) {
         match classify(entry) {
             EntryKind::Other => {}
-            EntryKind::UserMessage => {
-                if let Some(id) = entry_id(entry) {
-                    self.state.observe_user_message(id);
-                }
-            }
-            EntryKind::Ledger(data) => self.push_ledger(entry, data),
+            EntryKind::UserMessage => self.push_user_message(entry_id(entry)),
+            EntryKind::Ledger(data) => self.push_ledger(data, entry_id(entry), timestamp(entry)),
         }
     }
 
-    fn push_ledger(&mut self, entry: &'a Value, data: Option<&'a Value>) {
-        let id = entry_id(entry);
+    /// Feeds a `context-decisions-tools` entry of the branch given by its parts, for readers
+    /// that decode the envelope themselves (the session reader builds no JSON value for it):
+    /// its `data` (`None` when absent), and its `id` and `timestamp` when they are strings.
+    /// An id or a timestamp that does not look like Pi's is left out, as [`Folder::push`] does.
+    pub fn push_ledger_entry(
+        &mut self,
+        data: Option<&'a Value>,
+        id: Option<&'a str>,
+        timestamp: Option<&'a str>,
+    ) {
+        let id = id.filter(|id| crate::codec::is_entry_id(id));
+        let timestamp = timestamp.filter(|t| is_timestamp(t));
+        self.push_ledger(data, id, timestamp);
+    }
+
+    /// Feeds a user message of the branch, by its `id` when it is a string: it resolves a
+    /// pending first-prompt reference.
+    pub fn push_user_message(&mut self, id: Option<&str>) {
+        if let Some(id) = id.filter(|id| crate::codec::is_entry_id(id)) {
+            self.state.observe_user_message(id);
+        }
+    }
+
+    fn push_ledger(
+        &mut self,
+        data: Option<&'a Value>,
+        id: Option<&'a str>,
+        timestamp: Option<&'a str>,
+    ) {
         let decoded = data.map_or(Err(DecodeError::NotAnObject), decode_part);
         let part = match decoded {
             Ok(part) => part,
@@ -492,17 +549,19 @@ impl<'a> Folder<'a> {
                 return;
             }
         };
-        let continues = self.pending.first().is_some_and(|p| {
-            p.part.round == part.round && !self.pending.iter().any(|q| q.part.part == part.part)
-        });
+        let continues = self
+            .pending
+            .first()
+            .is_some_and(|p| p.part.round == part.round && !self.seen.contains(part.part));
         if !continues {
             self.flush();
         }
         let complete_at = part.parts as usize;
+        self.seen.insert(part.part);
         self.pending.push(Pending {
             part,
             entry_id: id,
-            timestamp: timestamp(entry),
+            timestamp,
         });
         if self.pending.len() >= complete_at {
             self.settle();
@@ -511,25 +570,35 @@ impl<'a> Folder<'a> {
 
     /// Settles a complete set of parts: applies the round, or reports why it grants nothing.
     fn settle(&mut self) {
-        let pending = std::mem::take(&mut self.pending);
-        let parts: Vec<PartView<'a>> = pending.iter().map(|p| p.part.clone()).collect();
+        let pending = self.take_pending();
         let first = pending
             .iter()
             .find(|p| p.part.part == 0)
             .unwrap_or(&pending[0]);
-        let round = Some(first.part.round);
+        let (entry_id, timestamp, round) = (first.entry_id, first.timestamp, first.part.round);
+        // The parts move into the assembly: copying them cost as much as the rest of the fold.
+        let parts: Vec<PartView<'a>> = pending.into_iter().map(|p| p.part).collect();
         match assemble(&parts) {
-            Ok(view) => self.state.apply(&view, first.entry_id, first.timestamp),
+            Ok(view) => self.state.apply(&view, entry_id, timestamp),
             Err(AssembleError::Torn) => {
-                self.finding(AuditFindingCode::TornRound, first.entry_id, round)
+                self.finding(AuditFindingCode::TornRound, entry_id, Some(round))
             }
             Err(AssembleError::Mismatch) => {
-                self.finding(AuditFindingCode::DigestMismatch, first.entry_id, round)
+                self.finding(AuditFindingCode::DigestMismatch, entry_id, Some(round))
             }
             Err(AssembleError::Undecodable) => {
-                self.finding(AuditFindingCode::Undecodable, first.entry_id, round)
+                self.finding(AuditFindingCode::Undecodable, entry_id, Some(round))
             }
         }
+    }
+
+    /// Empties the pending round, and its part indices with it.
+    fn take_pending(&mut self) -> Vec<Pending<'a>> {
+        let pending = std::mem::take(&mut self.pending);
+        for p in &pending {
+            self.seen.remove(p.part.part);
+        }
+        pending
     }
 
     /// An incomplete round grants nothing. When its first parts are present in order, the rest
@@ -543,7 +612,7 @@ impl<'a> Folder<'a> {
                 .iter()
                 .enumerate()
                 .all(|(i, p)| p.part.part as usize == i);
-            self.pending.clear();
+            self.take_pending();
             let code = if prefix {
                 AuditFindingCode::InterruptedRound
             } else {

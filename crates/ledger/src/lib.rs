@@ -43,8 +43,9 @@
 //! assert!(!state.is_tool_available("bar_tool"));
 //! ```
 //!
-//! The digest detects torn and hand-edited rounds; it does not stop another extension in the
-//! same process from appending a valid round.
+//! The digest detects torn and hand-edited rounds. It is a checksum, not a MAC: it does not stop
+//! another extension in the same process from appending a valid round, nor someone who edits a
+//! round and computes its digest again (both out of scope, see `docs/ledger-format.md`).
 //!
 //! **Architecture invariant:** the core (events, codec, fold) is pure: no I/O, no clock, no
 //! environment, and no description, schema, argument, result, path, URL or secret ever enters an
@@ -61,8 +62,8 @@ mod scan;
 mod session;
 
 pub use codec::{
-    decode_single, encode_round, encode_round_chunked, is_entry_id, DecodeError, EncodeError,
-    CUSTOM_TYPE, FORMAT_VERSION, MAX_NAMES_PER_CHUNK, MAX_PARTS,
+    decode_single, encode_round, encode_round_chunked, is_entry_id, is_recordable_name,
+    DecodeError, EncodeError, CUSTOM_TYPE, FORMAT_VERSION, MAX_NAMES_PER_CHUNK, MAX_PARTS,
 };
 pub use event::{
     inventory_fingerprint, Basis, Boundary, FirstPromptRef, Round, Score, MAX_ENTRY_ID_BYTES,

@@ -24,11 +24,15 @@
 
 use crate::codec::decode_part;
 use crate::scan::EntryType;
-use crate::session::{malformed_code, read_header, LineProblemCode, LineReader, SessionHeader};
-use crate::{fold, BranchReplay, CUSTOM_TYPE, MAX_SESSION_FILE_BYTES};
+use crate::session::{
+    ledger_round, malformed_code, read_header, LineProblemCode, LineReader, SessionHeader,
+};
+use crate::{fold, is_entry_id, BranchReplay, CUSTOM_TYPE, MAX_SESSION_FILE_BYTES};
 use pcd_bounded_read::{open_bounded, Follow};
-use pcd_model::FileReadProblem;
-use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
+use pcd_model::{AuditFinding, AuditFindingCode, FileReadProblem};
+use rusqlite::{
+    params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
+};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -136,6 +140,12 @@ pub enum MirrorError {
     /// `--leaf` names an id no mirrored entry has.
     #[error("no mirrored entry has the requested leaf id")]
     UnknownLeaf,
+    /// [`Mirror::open_existing`]: there is no database at the path (none is created).
+    #[error("the mirror database does not exist")]
+    NoDatabase,
+    /// [`Mirror::open_existing`]: the database holds no mirror (no schema version).
+    #[error("the database is not a mirror of session files")]
+    NotAMirror,
 }
 
 impl From<rusqlite::Error> for MirrorError {
@@ -201,6 +211,37 @@ impl Mirror {
         let conn = Connection::open(path)?;
         conn.busy_timeout(busy_timeout)?;
         Mirror::init(conn)
+    }
+
+    /// Opens the existing mirror at `path` to read it (an audit's replay): nothing is created
+    /// or written, so a mistyped path is [`MirrorError::NoDatabase`] rather than a new, empty
+    /// mirror, and a database that holds no mirror is [`MirrorError::NotAMirror`].
+    pub fn open_existing(path: &Path) -> Result<Mirror, MirrorError> {
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(MirrorError::NoDatabase),
+            Err(e) => return Err(e.into()),
+            Ok(_) => {}
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(DEFAULT_BUSY_TIMEOUT)?;
+        let version: Option<String> = conn
+            .query_row(
+                "SELECT value FROM meta WHERE key='schema_version'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| match MirrorError::from(e) {
+                MirrorError::Busy => MirrorError::Busy,
+                _ => MirrorError::NotAMirror,
+            })?;
+        match version.and_then(|v| v.parse::<i64>().ok()) {
+            Some(MIRROR_SCHEMA_VERSION) => Ok(Mirror { conn }),
+            Some(other) => Err(MirrorError::SchemaVersion(other)),
+            None => Err(MirrorError::NotAMirror),
+        }
     }
 
     /// A mirror in memory (tests, one-off audits).
@@ -299,8 +340,16 @@ impl Mirror {
             }
         };
         source.seek(SeekFrom::Start(offset))?;
-        let (end, end_lines, count) =
-            mirror_lines(&tx, key, &mut source, offset, lines, seq, &mut report)?;
+        let (end, end_lines, count) = mirror_lines(
+            &tx,
+            key,
+            header.version,
+            &mut source,
+            offset,
+            lines,
+            seq,
+            &mut report,
+        )?;
         report.bytes = end - offset;
         tx.execute(
             "UPDATE sessions SET version = ?2, forked = ?3, header_sha256 = ?4,
@@ -343,7 +392,7 @@ impl Mirror {
             "SELECT entry_id, parent_id, user_message, ledger FROM entries
              WHERE session_key = ?1 ORDER BY seq",
         )?;
-        let rows = stmt
+        let rows: Vec<MirrorRow> = stmt
             .query_map([key], |r| {
                 Ok((
                     r.get::<_, Option<String>>(0)?,
@@ -367,11 +416,13 @@ impl Mirror {
                 .filter(|last| rows[*last].0.is_some() || version < 2),
         };
         let mut path = Vec::new();
+        let mut visited = vec![false; rows.len()];
         let mut current = start;
         while let Some(seq) = current {
-            if path.len() >= rows.len() {
+            if visited[seq] {
                 break;
             }
+            visited[seq] = true;
             path.push(seq);
             current = if version < 2 {
                 seq.checked_sub(1)
@@ -404,12 +455,75 @@ impl Mirror {
                 values.push(json!({"type": "message", "id": id, "message": {"role": "user"}}));
             }
         }
-        let (state, findings) = fold(&values);
+        let (state, fold_findings) = fold(&values);
+        let mut findings = if version < 2 {
+            Vec::new()
+        } else {
+            self.branch_findings(key, &rows, &by_id, &path)?
+        };
+        findings.extend(fold_findings);
         Ok(BranchReplay {
             state,
             findings,
             entries: path.len(),
         })
+    }
+
+    /// What [`crate::SessionFile::fold_branch`] reports about the shape of the file and the
+    /// branch, from the mirrored rows: ledger entries without a usable id, a last entry without
+    /// one that leaves Pi's branch empty, an orphan or a cycle at the branch's first entry.
+    fn branch_findings(
+        &self,
+        key: i64,
+        rows: &[MirrorRow],
+        by_id: &HashMap<&str, usize>,
+        path: &[usize],
+    ) -> Result<Vec<AuditFinding>, MirrorError> {
+        let finding = |code, entry_id: Option<String>, round: Option<String>| AuditFinding {
+            code,
+            entry_id,
+            round,
+        };
+        let mut findings = Vec::new();
+        let mut data_stmt = self
+            .conn
+            .prepare("SELECT data FROM entries WHERE session_key = ?1 AND seq = ?2")?;
+        for (seq, row) in rows.iter().enumerate() {
+            if row.0.is_none() && row.3 {
+                let data: Option<String> =
+                    data_stmt.query_row(params![key, seq as i64], |r| r.get(0))?;
+                let round = data
+                    .and_then(|d| serde_json::from_str::<Value>(&d).ok())
+                    .as_ref()
+                    .and_then(ledger_round);
+                findings.push(finding(AuditFindingCode::EntryWithoutId, None, round));
+            }
+        }
+        if path.is_empty() && rows.last().is_some_and(|r| r.0.is_none() && !r.3) {
+            findings.push(finding(AuditFindingCode::EntryWithoutId, None, None));
+        }
+        if let Some(&root) = path.first() {
+            let (id, parent, ..) = &rows[root];
+            let id = id.clone().filter(|id| is_entry_id(id));
+            let unusable: bool = self.conn.query_row(
+                "SELECT EXISTS (SELECT 1 FROM problems p JOIN entries e
+                     ON e.session_key = p.session_key AND e.line = p.line
+                 WHERE e.session_key = ?1 AND e.seq = ?2 AND p.code = ?3)",
+                params![key, root as i64, LineProblemCode::UnusableParent.as_str()],
+                |r| r.get(0),
+            )?;
+            match parent.as_deref() {
+                Some(p) if by_id.contains_key(p) => {
+                    findings.push(finding(AuditFindingCode::ParentCycle, id, None));
+                }
+                Some(_) => findings.push(finding(AuditFindingCode::OrphanParent, id, None)),
+                None if unusable => {
+                    findings.push(finding(AuditFindingCode::OrphanParent, id, None));
+                }
+                None => {}
+            }
+        }
+        Ok(findings)
     }
 
     fn session_key(&self, session_id: &str) -> Result<(i64, i64), MirrorError> {
@@ -437,6 +551,9 @@ impl Mirror {
 }
 
 type Header = (SessionHeader, String, u64, u64);
+
+/// One mirrored entry as the replay walks it: id, parent id, user message, ledger entry.
+type MirrorRow = (Option<String>, Option<String>, bool, bool);
 
 /// Finds the header as Pi does (the first parsed line) and returns it with the SHA-256 of its
 /// bytes, the offset after it and its line number.
@@ -470,9 +587,11 @@ const LISTS: [&str; 5] = [
 
 /// Mirrors complete lines from `offset`; returns the offset after the last one mirrored, its
 /// line number and the entry count.
+#[allow(clippy::too_many_arguments)]
 fn mirror_lines<R: Read>(
     tx: &Transaction<'_>,
     session: i64,
+    version: u64,
     source: &mut R,
     offset: u64,
     lines: u64,
@@ -519,6 +638,12 @@ fn mirror_lines<R: Read>(
         }
         if head.id.is_none() {
             let code = LineProblemCode::NoId.as_str();
+            insert_problem.execute(params![session, line.line as i64, code])?;
+        }
+        // An entry without an id is on no branch, so its parent never matters (and the table
+        // keeps one problem a line).
+        if head.parent_unusable && head.id.is_some() && version >= 2 {
+            let code = LineProblemCode::UnusableParent.as_str();
             insert_problem.execute(params![session, line.line as i64, code])?;
         }
         let (ledger, user) = (head.is_ledger(), head.is_user_message());

@@ -114,6 +114,9 @@ pub struct Head {
     pub id: Option<String>,
     /// `parentId`, when a string of at most 128 bytes (`null` and anything else: none).
     pub parent_id: Option<String>,
+    /// Whether `parentId` is present, not `null` and yet not such a string (a number, an
+    /// object, an escaped or over-long string): the entry names a parent no entry can be.
+    pub parent_unusable: bool,
     /// Whether `customType` is `context-decisions-tools`.
     pub ledger_custom_type: bool,
     /// Whether `message` is an object whose `role` is `user`.
@@ -138,7 +141,7 @@ impl Head {
 }
 
 /// A value read as a string and mapped without allocating; anything else is skipped as `None`.
-struct StrSeed<F>(F);
+pub(crate) struct StrSeed<F>(pub(crate) F);
 
 impl<'de, T, F: FnOnce(&str) -> T> de::DeserializeSeed<'de> for StrSeed<F> {
     type Value = Option<T>;
@@ -226,6 +229,68 @@ impl<'de> Visitor<'de> for MaybeStrVisitor {
     }
 }
 
+/// `parentId`: `null`, a usable string (at most 128 bytes), or anything else (unusable).
+struct ParentId {
+    id: Option<String>,
+    unusable: bool,
+}
+
+impl<'de> serde::Deserialize<'de> for ParentId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        const NONE: ParentId = ParentId {
+            id: None,
+            unusable: false,
+        };
+        const UNUSABLE: ParentId = ParentId {
+            id: None,
+            unusable: true,
+        };
+        impl<'de> Visitor<'de> for V {
+            type Value = ParentId;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ParentId, E> {
+                Ok(match bounded(Cow::Borrowed(v)) {
+                    Some(id) => ParentId {
+                        id: Some(id),
+                        unusable: false,
+                    },
+                    None => UNUSABLE,
+                })
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<ParentId, E> {
+                Ok(NONE)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<ParentId, E> {
+                Ok(NONE)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<ParentId, E> {
+                Ok(UNUSABLE)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<ParentId, E> {
+                Ok(UNUSABLE)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<ParentId, E> {
+                Ok(UNUSABLE)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<ParentId, E> {
+                Ok(UNUSABLE)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ParentId, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(UNUSABLE)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ParentId, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(UNUSABLE)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// `message`: whether it is an object whose `role` is `user`.
 struct Message(bool);
 
@@ -296,7 +361,11 @@ impl<'de> serde::Deserialize<'de> for HeadDe {
                                 .unwrap_or(EntryType::Missing)
                         }
                         "id" => head.id = map.next_value::<MaybeStr>()?.0,
-                        "parentId" => head.parent_id = map.next_value::<MaybeStr>()?.0,
+                        "parentId" => {
+                            let parent = map.next_value::<ParentId>()?;
+                            head.parent_unusable = parent.unusable;
+                            head.parent_id = parent.id;
+                        }
                         "customType" => {
                             head.ledger_custom_type = map
                                 .next_value_seed(StrSeed(|t: &str| t == crate::CUSTOM_TYPE))?
@@ -491,6 +560,9 @@ impl LineScanner {
                         continue;
                     }
                     let is_message = b == b'{' && self.key_field == Some(Field::Message);
+                    if self.key_field == Some(Field::ParentId) {
+                        self.set_parent(None);
+                    }
                     self.key_field = None;
                     self.stack.push(Frame {
                         object: b == b'{',
@@ -525,6 +597,16 @@ impl LineScanner {
                     } else if self.stack.is_empty() && self.closed {
                         self.broken = true;
                     }
+                    if self.key_field == Some(Field::ParentId) {
+                        // `null` names no parent; a number or `true`/`false` names one no entry
+                        // can be.
+                        if b == b'n' {
+                            self.head.parent_id = None;
+                            self.head.parent_unusable = false;
+                        } else {
+                            self.set_parent(None);
+                        }
+                    }
                     self.key_field = None;
                 }
             }
@@ -554,7 +636,10 @@ impl LineScanner {
                     self.head.entry_type = text.map_or(EntryType::Other, EntryType::parse)
                 }
                 Field::Id => self.head.id = text.map(str::to_owned),
-                Field::ParentId => self.head.parent_id = text.map(str::to_owned),
+                Field::ParentId => {
+                    let parent = text.map(str::to_owned);
+                    self.set_parent(parent);
+                }
                 Field::CustomType => {
                     self.head.ledger_custom_type = text == Some(crate::CUSTOM_TYPE)
                 }
@@ -563,6 +648,12 @@ impl LineScanner {
             },
         }
         self.capture = Capture::Nothing;
+    }
+
+    /// A `parentId` value: a usable string, or (`None`) one no entry can be.
+    fn set_parent(&mut self, parent: Option<String>) {
+        self.head.parent_unusable = parent.is_none();
+        self.head.parent_id = parent;
     }
 
     /// The fields found, or `None` when the line is not one balanced JSON value.
@@ -612,6 +703,11 @@ mod tests {
         assert_eq!(head.id.as_deref(), Some("b"));
         assert_eq!(head.entry_type, EntryType::Missing);
         assert_eq!(head.parent_id, None);
+        assert!(head.parent_unusable, "a parent no entry can be");
+        for line in [&br#"{"parentId":null}"#[..], br#"{"id":"a"}"#] {
+            let head = parse_head(line).unwrap();
+            assert!(!head.parent_unusable && head.parent_id.is_none());
+        }
         assert_eq!(parse_head(b"[1,2]"), Some(Head::default()));
         assert_eq!(parse_head(br#"{"id":"a""#), None);
     }
@@ -635,7 +731,15 @@ mod tests {
         fn the_scanner_agrees_with_serde(
             ty in prop::option::of("[a-z_]{1,12}"),
             id in prop::option::of("[0-9a-f]{8}"),
-            parent in prop::option::of("[0-9a-f]{8}"),
+            parent in prop_oneof![
+                Just(serde_json::Value::Null),
+                "[0-9a-f]{8}".prop_map(serde_json::Value::from),
+                "[a-z]{129,140}".prop_map(serde_json::Value::from),
+                any::<i32>().prop_map(serde_json::Value::from),
+                any::<bool>().prop_map(serde_json::Value::from),
+                Just(serde_json::json!({"id": "0000000a"})),
+                Just(serde_json::json!(["0000000a"])),
+            ],
             role in prop::option::of("user|assistant"),
             noise in prop::collection::vec(("[a-z]{1,6}", any::<u32>()), 0..4),
             piece in 1..64usize,
@@ -646,7 +750,7 @@ mod tests {
             }
             if let Some(t) = &ty { obj.insert("type".into(), t.clone().into()); }
             if let Some(i) = &id { obj.insert("id".into(), i.clone().into()); }
-            obj.insert("parentId".into(), parent.clone().map_or(serde_json::Value::Null, Into::into));
+            obj.insert("parentId".into(), parent.clone());
             if let Some(r) = &role {
                 obj.insert("message".into(), serde_json::json!({"content": "x", "role": r}));
             }

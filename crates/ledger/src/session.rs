@@ -12,10 +12,10 @@
 //! skipped; malformed lines are reported and skipped (as Pi does); a truncated last line (a
 //! crash while writing) is tolerated. Nothing panics on any input.
 
-use crate::scan::{parse_head, EntryType, Head, LineScanner, MAX_DECODED_LINE_BYTES};
-use crate::{fold, BranchState, CUSTOM_TYPE};
+use crate::scan::{parse_head, EntryType, Head, LineScanner, StrSeed, MAX_DECODED_LINE_BYTES};
+use crate::{is_entry_id, BranchState, Folder, CUSTOM_TYPE};
 use pcd_bounded_read::{open_bounded, BoundedFile, Follow};
-use pcd_model::{AuditFinding, FileReadProblem};
+use pcd_model::{AuditFinding, AuditFindingCode, FileReadProblem};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
@@ -67,8 +67,10 @@ pub enum LineProblemCode {
     MalformedLedger,
     /// Valid JSON but no usable `id` (missing, not a string, or over 128 bytes).
     NoId,
-    /// The `parentId` chain loops back on itself; the branch stops there.
-    Cycle,
+    /// `parentId` is neither `null` nor a usable id (a number, an object, a string over 128
+    /// bytes): the entry names a parent no entry can be. When such an entry starts a branch,
+    /// the replay reports an orphan ([`pcd_model::AuditFindingCode::OrphanParent`]).
+    UnusableParent,
 }
 
 impl LineProblemCode {
@@ -83,7 +85,7 @@ impl LineProblemCode {
             LineProblemCode::Malformed => "malformed_line",
             LineProblemCode::MalformedLedger => "malformed_ledger_line",
             LineProblemCode::NoId => "entry_without_id",
-            LineProblemCode::Cycle => "parent_cycle",
+            LineProblemCode::UnusableParent => "unusable_parent",
         }
     }
 }
@@ -260,6 +262,8 @@ const NO_ID: u64 = u64::MAX;
 const FLAG_LONG: u8 = 1;
 const FLAG_LEDGER: u8 = 2;
 const FLAG_USER: u8 = 4;
+/// `parentId` names no entry of the file, or is not a usable id (version 2 and later).
+const FLAG_DANGLING: u8 = 8;
 
 /// The per-line index: 24 bytes, plus 8 for the id key in [`SessionFile::ids`].
 #[derive(Debug, Clone, Copy)]
@@ -388,6 +392,17 @@ impl<R: Read + Seek> SessionFile<R> {
                 });
             }
             let mut flags = 0;
+            // An entry without an id is on no branch (so its parent never matters).
+            if head.parent_unusable
+                && head.id.is_some()
+                && header.as_ref().is_some_and(|h| h.version >= 2)
+            {
+                problems.push(LineProblem {
+                    code: LineProblemCode::UnusableParent,
+                    line: line.line,
+                });
+                flags |= FLAG_DANGLING;
+            }
             if line.bytes.is_none() {
                 flags |= FLAG_LONG;
             }
@@ -432,6 +447,8 @@ impl<R: Read + Seek> SessionFile<R> {
                 let end = by_id.partition_point(|(k, _)| k <= parent);
                 if end > 0 && by_id[end - 1].0 == *parent {
                     l.parent = by_id[end - 1].1;
+                } else {
+                    l.flags |= FLAG_DANGLING;
                 }
             }
         }
@@ -462,7 +479,7 @@ impl<R: Read + Seek> SessionFile<R> {
         self.lines.is_empty()
     }
 
-    /// Malformed lines, entries without ids and parent cycles met so far.
+    /// Malformed lines, entries without ids and entries whose `parentId` is unusable.
     pub fn problems(&self) -> &[LineProblem] {
         &self.problems
     }
@@ -539,20 +556,18 @@ impl<R: Read + Seek> SessionFile<R> {
     }
 
     /// The branch from the root to `leaf`, root first (as `getBranch(leaf)`). A `parentId`
-    /// naming no entry ends the walk, as in Pi; a cycle ends it too and is reported.
+    /// naming no entry ends the walk, as in Pi; a cycle ends it where it closes, each entry
+    /// once (a replay reports both, see [`SessionFile::fold_branch`]).
     pub fn branch(&mut self, leaf: EntryPos) -> Vec<EntryPos> {
         let mut path = Vec::new();
+        let mut visited = vec![0u64; self.lines.len().div_ceil(64)];
         let mut current = leaf.0;
         while current != NONE && (current as usize) < self.lines.len() {
-            // A chain has at most one visit per entry; one more step means a cycle.
-            if path.len() >= self.lines.len() {
-                let line = u64::from(self.lines[current as usize].line);
-                self.problems.push(LineProblem {
-                    code: LineProblemCode::Cycle,
-                    line,
-                });
+            let (word, bit) = (current as usize / 64, 1u64 << (current % 64));
+            if visited[word] & bit != 0 {
                 break;
             }
+            visited[word] |= bit;
             path.push(EntryPos(current));
             current = self.lines[current as usize].parent;
         }
@@ -608,25 +623,208 @@ impl<R: Read + Seek> SessionFile<R> {
         branch.iter().map(|p| self.read_entry(*p)).collect()
     }
 
-    /// Folds a branch, decoding only its ledger entries; other entries are seen as stubs (a
-    /// user message still resolves the first-prompt reference).
+    /// Folds a branch, decoding only its ledger entries (straight from their lines, without a
+    /// JSON value for the envelope); other entries are seen as stubs (a user message still
+    /// resolves the first-prompt reference).
     pub fn fold_branch(&mut self, branch: &[EntryPos]) -> Result<BranchReplay, SessionError> {
-        let mut values = Vec::new();
+        let mut items = Vec::new();
+        let mut window = Window::default();
         for &pos in branch {
             let l = self.lines[pos.0 as usize];
             if l.flags & FLAG_LEDGER != 0 {
-                values.push(self.read_entry(pos)?);
+                items.push(BranchItem::Ledger(self.read_ledger_line(pos, &mut window)?));
             } else if l.flags & FLAG_USER != 0 {
-                values.push(self.stub(pos));
+                items.push(BranchItem::User(self.id(pos)));
             }
         }
-        let (state, findings) = fold(&values);
+        let mut folder = Folder::new();
+        for item in &items {
+            match item {
+                BranchItem::Ledger(line) => folder.push_ledger_entry(
+                    line.data.as_ref(),
+                    line.id.as_deref(),
+                    line.timestamp.as_deref(),
+                ),
+                BranchItem::User(id) => folder.push_user_message(id.as_deref()),
+            }
+        }
+        let (state, fold_findings) = folder.finish();
+        let mut findings = self.branch_findings(branch, &mut window)?;
+        findings.extend(fold_findings);
         Ok(BranchReplay {
             state,
             findings,
             entries: branch.len(),
         })
     }
+
+    /// What the shape of the file and of the branch hide from the fold (version 2 and later,
+    /// where entries are linked by id): every ledger entry without a usable id (it lies on no
+    /// branch), a last entry without one when the branch is Pi's (left empty), and a branch
+    /// whose first entry has a parent that is not in the file (an orphan: what came before it
+    /// was removed) or already on the branch (a cycle). The mirror's replay reports the same.
+    fn branch_findings(
+        &mut self,
+        branch: &[EntryPos],
+        window: &mut Window,
+    ) -> Result<Vec<AuditFinding>, SessionError> {
+        let mut findings = Vec::new();
+        if self.header.version < 2 {
+            return Ok(findings);
+        }
+        let finding = |code, entry_id: Option<String>, round: Option<String>| AuditFinding {
+            code,
+            entry_id,
+            round,
+        };
+        for i in 0..self.lines.len() {
+            if self.ids[i] == NO_ID && self.lines[i].flags & FLAG_LEDGER != 0 {
+                let line = self.read_ledger_line(EntryPos(i as u32), window)?;
+                let round = line.data.as_ref().and_then(ledger_round);
+                findings.push(finding(AuditFindingCode::EntryWithoutId, None, round));
+            }
+        }
+        let last = self.lines.last();
+        if branch.is_empty()
+            && last.is_some_and(|l| l.flags & FLAG_LEDGER == 0)
+            && self.ids.last() == Some(&NO_ID)
+        {
+            findings.push(finding(AuditFindingCode::EntryWithoutId, None, None));
+        }
+        if let Some(&root) = branch.first() {
+            let l = self.lines[root.0 as usize];
+            let id = self.id(root).filter(|id| is_entry_id(id));
+            if l.parent != NONE {
+                findings.push(finding(AuditFindingCode::ParentCycle, id, None));
+            } else if l.flags & FLAG_DANGLING != 0 {
+                findings.push(finding(AuditFindingCode::OrphanParent, id, None));
+            }
+        }
+        Ok(findings)
+    }
+
+    /// A ledger entry's `data`, `id` and `timestamp`; a line over 1 MiB (or one that does not
+    /// parse again) has no `data`, so the fold reports it as undecodable.
+    fn read_ledger_line(
+        &mut self,
+        pos: EntryPos,
+        window: &mut Window,
+    ) -> Result<LedgerLine, SessionError> {
+        let l = self.lines[pos.0 as usize];
+        if l.flags & FLAG_LONG == 0 {
+            let bytes = window.read(&mut self.source, l.offset, l.len as usize)?;
+            if let Ok(line) = serde_json::from_slice::<LedgerLine>(bytes) {
+                return Ok(line);
+            }
+        }
+        Ok(LedgerLine {
+            data: None,
+            id: self.id(pos),
+            timestamp: None,
+        })
+    }
+}
+
+/// A window of the file that serves the reads of consecutive lines: a branch is read root first,
+/// mostly in file order, so one read of [`Window::SIZE`] bytes serves many ledger lines instead
+/// of a seek and a read each.
+#[derive(Default)]
+struct Window {
+    start: u64,
+    bytes: Vec<u8>,
+}
+
+impl Window {
+    const SIZE: usize = 256 * 1024;
+
+    /// The `len` bytes at `offset`.
+    fn read<R: Read + Seek>(
+        &mut self,
+        source: &mut R,
+        offset: u64,
+        len: usize,
+    ) -> io::Result<&[u8]> {
+        let end = self.start + self.bytes.len() as u64;
+        if offset < self.start || offset + len as u64 > end {
+            // Read ahead only while moving forward: a branch that jumps back (parents written
+            // after their children, which Pi never does) reads each line alone, so no input
+            // makes this read more than the file plus its ledger lines.
+            let want = if offset >= self.start {
+                len.max(Self::SIZE)
+            } else {
+                len
+            };
+            source.seek(SeekFrom::Start(offset))?;
+            self.start = offset;
+            self.bytes.clear();
+            // Reads until the line is whole; past it, whatever one read gives is kept.
+            while self.bytes.len() < len {
+                let got = (&mut *source)
+                    .take((want - self.bytes.len()) as u64)
+                    .read_to_end(&mut self.bytes)?;
+                if got == 0 {
+                    return Err(io::ErrorKind::UnexpectedEof.into());
+                }
+            }
+        }
+        let at = (offset - self.start) as usize;
+        Ok(&self.bytes[at..at + len])
+    }
+}
+
+/// What the fold of a session branch is fed, in branch order.
+enum BranchItem {
+    Ledger(LedgerLine),
+    User(Option<String>),
+}
+
+/// A ledger entry as the fold needs it: its `data`, and its `id` and `timestamp` when they are
+/// strings. Other fields are skipped; a duplicated key keeps its last value, as with JSON.parse.
+#[derive(Debug, Default)]
+struct LedgerLine {
+    data: Option<Value>,
+    id: Option<String>,
+    timestamp: Option<String>,
+}
+
+impl<'de> serde::Deserialize<'de> for LedgerLine {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = LedgerLine;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<LedgerLine, A::Error> {
+                let mut line = LedgerLine::default();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match &*key {
+                        "data" => line.data = Some(map.next_value()?),
+                        "id" => line.id = map.next_value_seed(StrSeed(str::to_owned))?,
+                        "timestamp" => {
+                            line.timestamp = map.next_value_seed(StrSeed(str::to_owned))?
+                        }
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(line)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// The round id a ledger entry's `data` names, when it is fit to be reported.
+pub(crate) fn ledger_round(data: &Value) -> Option<String> {
+    data.get("round")
+        .and_then(Value::as_str)
+        .filter(|r| is_entry_id(r))
+        .map(str::to_owned)
 }
 
 /// A malformed line that mentions the ledger's custom type is a damaged ledger entry.

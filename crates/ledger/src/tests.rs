@@ -232,6 +232,15 @@ fn an_unknown_version_is_skipped_with_a_finding() {
     assert_eq!(codes(&findings), [AuditFindingCode::UnknownVersion]);
     assert!(!findings[0].code.is_tampering());
     assert_eq!(state.available_tools().count(), 0);
+
+    // Issue 18, finding 2: no version before 1 ever existed, so `"v": 0` is damage, not a
+    // future version.
+    let mut data = encode_round(&sample()).unwrap().remove(0);
+    data["v"] = json!(0);
+    let (state, findings) = fold(&[entry(data, "f2")]);
+    assert_eq!(codes(&findings), [AuditFindingCode::Undecodable]);
+    assert!(findings[0].code.is_tampering());
+    assert_eq!(state.available_tools().count(), 0);
 }
 
 #[test]
@@ -631,4 +640,40 @@ fn the_format_document_examples_are_valid() {
     assert_eq!(state.rounds().len(), 8);
     assert!(state.is_tool_available("pi_bar_tool"));
     assert!(state.is_group_available(&GroupKey::for_mcp_server("dev-radius")));
+}
+
+/// A round of `parts` parts of one name each, as its branch entries (a generator, so no forged
+/// file is checked in).
+fn one_name_parts(parts: usize) -> Vec<Value> {
+    let mut round = Round::new("many", Mode::Tools, Boundary::Prompt, Basis::Unscored);
+    round.tools = (0..parts).map(|i| format!("t{i}")).collect();
+    entries_of(&round, 1)
+}
+
+/// The fastest of three folds of `entries`, in seconds, checking the round counted.
+fn fastest_fold(entries: &[Value], parts: usize) -> f64 {
+    (0..3)
+        .map(|_| {
+            let start = std::time::Instant::now();
+            let (state, findings) = fold(entries);
+            let elapsed = start.elapsed().as_secs_f64();
+            assert!(findings.is_empty());
+            assert_eq!(state.available_tools().count(), parts);
+            elapsed
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Issue 18, finding 3: each incoming part was compared with every pending one, so a round of
+/// many parts folded in quadratic time. Four times the parts must cost about four times the
+/// time (8 leaves room for a shared machine; quadratic is 16).
+#[test]
+fn a_round_of_many_parts_folds_in_linear_time() {
+    let small = one_name_parts(16_000);
+    let large = one_name_parts(64_000);
+    let (t_small, t_large) = (fastest_fold(&small, 16_000), fastest_fold(&large, 64_000));
+    assert!(
+        t_large < 8.0 * t_small.max(0.001),
+        "16,000 parts: {t_small:.3} s, 64,000 parts: {t_large:.3} s"
+    );
 }

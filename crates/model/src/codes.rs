@@ -2,6 +2,7 @@
 //! block codes, ledger audit findings and why a file could not be read. Codes carry names and keys only, never a value read
 //! from a configuration.
 
+use crate::key::GroupKey;
 use crate::scope::Scope;
 
 /// Which `mcp.json` file a warning is about.
@@ -104,6 +105,34 @@ pub struct ConfigWarning {
     pub server: Option<String>,
 }
 
+/// A warning about Pi's tool inventory that stops nothing: the tools it names are left alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum InventoryWarningCode {
+    /// Tools whose names the ledger cannot record (whitespace, or longer than its bound): no
+    /// round decides or grants them, Pi's active set keeps them as Pi declared them, and the
+    /// gate blocks their calls unless an allowlist entry (their group's) allows them.
+    UnrecordableNames,
+}
+
+impl InventoryWarningCode {
+    /// A stable code for logs and JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InventoryWarningCode::UnrecordableNames => "unrecordable_names",
+        }
+    }
+}
+
+/// One inventory warning: the code and the tools it is about (their names, which `ui-text`
+/// makes safe to print).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct InventoryWarning {
+    /// What.
+    pub code: InventoryWarningCode,
+    /// Which tools, in inventory order.
+    pub tools: Vec<String>,
+}
+
 /// Which list an allowlist remedy goes into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RemedyList {
@@ -135,6 +164,9 @@ pub enum BlockKind {
     ResourceServerNotString,
     /// A resource tool named a server that is not available.
     ResourceServerNotAvailable,
+    /// A resource tool's `server` argument matches no server the inventory, the configs, the
+    /// allowlists or the branch know; the block names nothing of it.
+    ResourceServerUnknown,
     /// The tool is not in the registry (or the last snapshot of it).
     UnknownTool,
     /// Pi's tool registry cannot be read and there is no earlier snapshot.
@@ -143,6 +175,9 @@ pub enum BlockKind {
     BranchUnreadable,
     /// Scoring the tool on its first call failed, was cancelled or was superseded.
     ScoringFailed,
+    /// The tool's name cannot be recorded in the ledger, so no round makes it available; only
+    /// an allowlist entry (its group's) does.
+    Unrecordable,
 }
 
 impl BlockKind {
@@ -153,10 +188,12 @@ impl BlockKind {
             BlockKind::ResourceWithoutServer => "resource_without_server",
             BlockKind::ResourceServerNotString => "resource_server_not_string",
             BlockKind::ResourceServerNotAvailable => "resource_server_not_available",
+            BlockKind::ResourceServerUnknown => "resource_server_unknown",
             BlockKind::UnknownTool => "unknown_tool",
             BlockKind::RegistryUnavailable => "registry_unavailable",
             BlockKind::BranchUnreadable => "branch_unreadable",
             BlockKind::ScoringFailed => "scoring_failed",
+            BlockKind::Unrecordable => "unrecordable",
         }
     }
 }
@@ -169,13 +206,18 @@ pub struct BlockCode {
     pub kind: BlockKind,
     /// The tool that was called.
     pub tool: String,
-    /// The server a resource tool named, when it was a string.
-    pub server: Option<String>,
+    /// The server a resource tool named, by its canonical key, when it matched a known server.
+    /// Never the call's argument itself: that is the model's input and may hold a secret.
+    pub server: Option<GroupKey>,
     /// The entry that would allow the call, when one would.
     pub remedy: Option<Remedy>,
 }
 
-/// What a ledger audit can find.
+/// What a ledger audit can find. Every finding but an interrupted append untrusts the branch and
+/// fails the audit ([`AuditFindingCode::untrusts_branch`]): the branch's ledger does not fold to
+/// what was written, so what it grants may differ. [`AuditFindingCode::is_tampering`] tells
+/// tampering or damage apart from an entry that is merely newer than this reader (or an append a
+/// crash cut short).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AuditFindingCode {
     /// Some parts of a round are missing with more of its parts after the gap, or its parts
@@ -188,13 +230,36 @@ pub enum AuditFindingCode {
     InterruptedRound,
     /// A round's parts are all present but its digest does not match (hand-edited).
     DigestMismatch,
-    /// An entry of this custom type does not decode.
+    /// An entry of this custom type does not decode (a version that never existed, such as
+    /// `"v": 0`, included).
     Undecodable,
-    /// An entry of a future version this reader does not know; skipped.
+    /// An entry of a future version this reader does not know; skipped. It still fails the
+    /// audit: this reader cannot tell what it grants, so the branch does not fold whole.
     UnknownVersion,
+    /// An entry the branch needs has no usable `id` (missing, not a string, or too long): a
+    /// ledger entry, which then lies on no branch, or the last entry of the file, which leaves
+    /// Pi's branch empty. Pi never writes one; the rounds it hides grant nothing.
+    EntryWithoutId,
+    /// The branch's first entry names a `parentId` that no entry of the file has (or one that
+    /// is not a string): entries before it were removed, and the rounds among them with them.
+    OrphanParent,
+    /// The `parentId` chain loops back on itself; the branch stops where the loop closes.
+    ParentCycle,
 }
 
 impl AuditFindingCode {
+    /// Every code, in documentation order.
+    pub const ALL: [AuditFindingCode; 8] = [
+        AuditFindingCode::TornRound,
+        AuditFindingCode::InterruptedRound,
+        AuditFindingCode::DigestMismatch,
+        AuditFindingCode::Undecodable,
+        AuditFindingCode::UnknownVersion,
+        AuditFindingCode::EntryWithoutId,
+        AuditFindingCode::OrphanParent,
+        AuditFindingCode::ParentCycle,
+    ];
+
     /// A stable code for JSON output.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -203,11 +268,16 @@ impl AuditFindingCode {
             AuditFindingCode::DigestMismatch => "digest_mismatch",
             AuditFindingCode::Undecodable => "undecodable",
             AuditFindingCode::UnknownVersion => "unknown_version",
+            AuditFindingCode::EntryWithoutId => "ledger_entry_without_id",
+            AuditFindingCode::OrphanParent => "orphan_parent",
+            AuditFindingCode::ParentCycle => "parent_cycle",
         }
     }
 
-    /// Whether this finding means an entry was torn, altered or undecodable (tampering or
-    /// damage), as opposed to merely newer.
+    /// Whether this finding means the file was torn, altered or damaged, as opposed to holding
+    /// an entry of a newer version or an append a crash cut short. A newer version still fails
+    /// the audit (see [`AuditFindingCode::untrusts_branch`]); this only says which story the
+    /// report tells.
     pub fn is_tampering(self) -> bool {
         !matches!(
             self,
@@ -273,6 +343,29 @@ pub enum FileReadProblem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn audit_codes_are_distinct_snake_case_and_what_is_not_tampering() {
+        let mut seen = std::collections::HashSet::new();
+        for code in AuditFindingCode::ALL {
+            let s = code.as_str();
+            assert!(
+                s.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
+                "{s}"
+            );
+            assert!(seen.insert(s));
+            let benign = [
+                AuditFindingCode::UnknownVersion,
+                AuditFindingCode::InterruptedRound,
+            ];
+            assert_eq!(code.is_tampering(), !benign.contains(&code), "{s}");
+            assert_eq!(
+                code.untrusts_branch(),
+                code != AuditFindingCode::InterruptedRound,
+                "{s}"
+            );
+        }
+    }
 
     #[test]
     fn config_codes_are_distinct_snake_case() {

@@ -47,7 +47,7 @@ pub use allowlist::{
 pub use classify::{Classified, Classifier, Group, ToolKind};
 pub use codes::{
     AuditFinding, AuditFindingCode, BlockCode, BlockKind, ConfigFile, ConfigWarning,
-    ConfigWarningCode, FileReadProblem, Remedy, RemedyList,
+    ConfigWarningCode, FileReadProblem, InventoryWarning, InventoryWarningCode, Remedy, RemedyList,
 };
 pub use extension_name::extension_name;
 pub use key::{bound_label, GroupKey, GroupKind, MAX_GROUP_KEY_CHARS, MAX_LABEL_CHARS};

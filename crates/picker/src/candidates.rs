@@ -2,9 +2,12 @@
 //!
 //! Internal tools, tools and groups already available on the branch, and allowlisted ones are
 //! never candidates (so they never cost a request); in `mcp` mode an extension tool with no
-//! usable provenance name is left unfiltered.
+//! usable provenance name is left unfiltered. A tool whose name the ledger cannot record
+//! ([`pcd_ledger::is_recordable_name`]) is never a candidate, in either mode: no round could
+//! record deciding it, and one round holding it would fail whole.
 
 use crate::text::bounded;
+use pcd_ledger::is_recordable_name;
 use pcd_model::{
     Allowlists, Classified, Classifier, GroupKey, GroupScope, Mode, ToolInfo, ToolKind,
 };
@@ -100,6 +103,9 @@ pub enum Exempt {
     Allowlisted,
     /// `mcp` mode: an extension tool with no usable provenance name.
     Unfiltered,
+    /// Its name cannot be recorded in the ledger: it is never decided, and left as Pi declared
+    /// it.
+    Unrecordable,
 }
 
 /// The candidates of an inventory, and why every other tool is exempt.
@@ -141,6 +147,8 @@ pub fn candidates(
                     Some(Exempt::Internal)
                 } else if tool_pinned(tool, c) || group.is_some_and(group_pinned) {
                     Some(Exempt::Allowlisted)
+                } else if !is_recordable_name(&tool.name) {
+                    Some(Exempt::Unrecordable)
                 } else if available.has_tool(&tool.name, group) {
                     Some(Exempt::Available)
                 } else {
@@ -176,6 +184,14 @@ pub fn candidates(
             }
             let mut position: HashMap<&GroupKey, usize> = HashMap::new();
             for (i, (tool, c)) in tools.iter().zip(&classes).enumerate() {
+                let pinned = tool_pinned(tool, c)
+                    || c.group
+                        .as_ref()
+                        .is_some_and(|g| promoted.contains(&g.key) || group_pinned(&g.key));
+                if !c.kind.is_internal() && !pinned && !is_recordable_name(&tool.name) {
+                    set.exempt.push((i, Exempt::Unrecordable));
+                    continue;
+                }
                 let Some(g) = c.group.as_ref().filter(|_| !c.kind.is_internal()) else {
                     let reason = if c.kind.is_internal() {
                         Exempt::Internal
@@ -375,5 +391,55 @@ mod tests {
             },
         );
         assert!(!keys(&set).contains(&"mcp__gh".to_owned()));
+    }
+
+    /// Issue 18, finding 4: a name the ledger cannot record would fail every round it is in.
+    #[test]
+    fn a_tool_the_ledger_cannot_record_is_never_a_candidate() {
+        let mut tools = inventory().tools;
+        let extra = parse_inventory(
+            r#"[
+            {"name": "fetch page",
+             "sourceInfo": {"path": "/g/notes.ts", "source": "local", "scope": "user", "origin": "top-level"}},
+            {"name": "mcp__gh__two words", "namespace": {"name": "mcp__gh"},
+             "sourceInfo": {"path": "builtin:mcp", "source": "builtin"}}
+        ]"#,
+        )
+        .unwrap();
+        tools.extend(extra.tools);
+        let (fetch, gh) = (tools.len() - 2, tools.len() - 1);
+        for mode in [Mode::Tools, Mode::Mcp] {
+            let set = candidates(
+                &tools,
+                &Classifier::default(),
+                mode,
+                &Allowlists::default(),
+                &Available::default(),
+            );
+            assert!(
+                set.exempt.contains(&(fetch, Exempt::Unrecordable)),
+                "{mode:?}"
+            );
+            assert!(set.exempt.contains(&(gh, Exempt::Unrecordable)), "{mode:?}");
+            for c in &set.candidates {
+                assert!(!c.members.contains(&fetch) && !c.members.contains(&gh));
+                assert!(c.names.iter().all(|n| pcd_ledger::is_recordable_name(n)));
+            }
+            // The rest of the group is still decided.
+            assert!(keys(&set)
+                .iter()
+                .any(|k| k == "mcp__gh" || k == "mcp__gh__issue"));
+        }
+        // Its group allowlisted: allowlisted, like its members.
+        let mut allow = Allowlists::default();
+        allow.global.groups.push(parse_group_entry("gh").unwrap());
+        let set = candidates(
+            &tools,
+            &Classifier::default(),
+            Mode::Mcp,
+            &allow,
+            &Available::default(),
+        );
+        assert!(set.exempt.contains(&(gh, Exempt::Allowlisted)));
     }
 }

@@ -21,8 +21,8 @@ use pcd_model::{BlockCode, BlockKind, Remedy};
 /// ```
 pub fn blocked_reason(block: &BlockCode) -> String {
     let tool = code(&block.tool);
-    // The `server` argument is the model's own input; it is never echoed. The remedy names the
-    // server by its canonical key instead, which the gate derived through the model crate.
+    // The `server` argument is the model's own input; it is never echoed (the code does not even
+    // carry it). A known server is named by its canonical key, in the remedy.
     let why = match block.kind {
         BlockKind::NotAvailable => format!("Blocked: {tool} is not available for this task."),
         BlockKind::ResourceWithoutServer => format!(
@@ -35,6 +35,11 @@ pub fn blocked_reason(block: &BlockCode) -> String {
         }
         BlockKind::ResourceServerNotAvailable => format!(
             "Blocked: the MCP server that this {tool} call names is not available for this task."
+        ),
+        BlockKind::ResourceServerUnknown => format!(
+            "Blocked: the MCP server that this {tool} call names is not one Pi knows (no tool, \
+             configured server or allowlist entry has that name), so it cannot be checked. Call \
+             it again with `server` set to an available MCP server."
         ),
         BlockKind::UnknownTool => {
             format!("Blocked: {tool} is not in Pi's tool registry, so it cannot be checked.")
@@ -51,6 +56,10 @@ pub fn blocked_reason(block: &BlockCode) -> String {
             "Blocked: {tool} could not be checked for this task (deciding failed or was \
              cancelled). It can be picked again at the next prompt."
         ),
+        BlockKind::Unrecordable => format!(
+            "Blocked: {tool} has a name that tool filtering cannot record (a space or other \
+             whitespace, or too long), so it is never made available while filtering is on."
+        ),
     };
     match (&block.remedy, block.kind) {
         (Some(remedy), _) => format!("{why} {}", remedy_sentence(remedy)),
@@ -59,6 +68,8 @@ pub fn blocked_reason(block: &BlockCode) -> String {
             None,
             BlockKind::ResourceWithoutServer
             | BlockKind::ResourceServerNotString
+            | BlockKind::ResourceServerUnknown
+            | BlockKind::Unrecordable
             | BlockKind::UnknownTool
             | BlockKind::RegistryUnavailable,
         ) => why,
@@ -81,13 +92,13 @@ fn remedy_sentence(remedy: &Remedy) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pcd_model::{RemedyList, Scope};
+    use pcd_model::{GroupKey, RemedyList, Scope};
 
     fn block(kind: BlockKind, tool: &str, remedy: Option<(RemedyList, &str, Scope)>) -> BlockCode {
         BlockCode {
             kind,
             tool: tool.into(),
-            server: Some("sk-SECRET-server-arg".into()),
+            server: Some(GroupKey::for_mcp_server("docs")),
             remedy: remedy.map(|(list, entry, scope)| Remedy {
                 list,
                 entry: entry.into(),
@@ -129,29 +140,34 @@ mod tests {
             BlockKind::ResourceWithoutServer,
             BlockKind::ResourceServerNotString,
             BlockKind::ResourceServerNotAvailable,
+            BlockKind::ResourceServerUnknown,
             BlockKind::UnknownTool,
             BlockKind::RegistryUnavailable,
             BlockKind::BranchUnreadable,
             BlockKind::ScoringFailed,
+            BlockKind::Unrecordable,
         ];
         let mut all = String::new();
         for kind in kinds {
             let (tool, remedy) = match kind {
-                BlockKind::ResourceWithoutServer | BlockKind::ResourceServerNotString => {
-                    ("list_mcp_resources", None)
-                }
+                BlockKind::ResourceWithoutServer
+                | BlockKind::ResourceServerNotString
+                | BlockKind::ResourceServerUnknown => ("list_mcp_resources", None),
                 BlockKind::ResourceServerNotAvailable => (
                     "read_mcp_resource",
                     Some((RemedyList::Groups, "mcp__docs", Scope::Project)),
                 ),
                 BlockKind::UnknownTool | BlockKind::RegistryUnavailable => ("ghost_tool", None),
+                BlockKind::Unrecordable => (
+                    "fetch page",
+                    Some((RemedyList::Groups, "ext__web", Scope::Global)),
+                ),
                 _ => (
                     "bar_tool",
                     Some((RemedyList::Tools, "bar_tool", Scope::Global)),
                 ),
             };
             let text = blocked_reason(&block(kind, tool, remedy));
-            assert!(!text.contains("SECRET"), "{text}");
             assert!(text.starts_with("Blocked: "), "{text}");
             all.push_str(&format!("{}:\n{text}\n\n", kind.as_str()));
         }

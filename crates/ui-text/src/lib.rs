@@ -101,9 +101,9 @@ pub use progress::{DECIDING_CONTEXT, RANKING};
 pub use recording::{recording_failed, recording_stopped, replay_check, RECORDING_IN_USE};
 pub use replay::{
     audit_mirror_unopened, audit_path_unreadable, audit_usage, mirror_line, replay_footer,
-    replay_not_mirrored, replay_session, replay_unreadable, Audit, AuditArgProblem, MirrorLine,
-    ReplayRound, ReplaySession, DIGEST_NOTE, MIRROR_USAGE, REPLAY_LIST_LIMIT, REPLAY_USAGE,
-    XTASK_USAGE,
+    replay_mirror_stale, replay_not_mirrored, replay_session, replay_unreadable, Audit,
+    AuditArgProblem, MirrorLine, ReplayRound, ReplaySession, DIGEST_NOTE, MIRROR_USAGE,
+    REPLAY_LIST_LIMIT, REPLAY_USAGE, XTASK_USAGE,
 };
 pub use reports::{
     origins_report, pick_report, OriginRow, OriginWarning, PickExempt, PickReason, PickReport,
@@ -116,6 +116,6 @@ pub use settings_tab::{
 };
 pub use tab::{DecisionChange, Page, TabOutcome, ToolsChange, ToolsTab};
 pub use warnings::{
-    allowlist_error, config_warning, settings_fallback, settings_warning, FileProblem, FileStep,
-    SettingsFallback, SettingsFile,
+    allowlist_error, config_warning, inventory_warning, settings_fallback, settings_warning,
+    FileProblem, FileStep, SettingsFallback, SettingsFile,
 };

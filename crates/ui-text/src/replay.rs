@@ -9,7 +9,8 @@ use std::fmt::Write as _;
 
 /// What the digest can and cannot tell, stated in every `replay` report.
 pub const DIGEST_NOTE: &str = "The digest detects torn or hand-edited rounds; it does not detect \
-another extension in the same process writing a valid round.";
+another extension in the same process writing a valid round. It is a checksum, not a signature: \
+whoever edits a round and computes its digest again is not detected.";
 
 /// `cargo xtask` without a known command.
 pub const XTASK_USAGE: &str = "usage: cargo xtask ci | replay SESSION [--leaf ID] [--sqlite DB] \
@@ -94,9 +95,24 @@ pub fn audit_path_unreadable(audit: Audit, kind: &str) -> String {
     )
 }
 
-/// The SQLite mirror cannot be opened (`error`: the ledger's reason).
-pub fn audit_mirror_unopened(audit: Audit, error: &dyn std::fmt::Display) -> String {
-    format!("xtask {}: cannot open the mirror: {error}\n", audit.name())
+/// The SQLite mirror `file` (its base name) cannot be opened (`error`: the ledger's reason).
+/// `missing`: it does not exist, and `replay` creates none, so the sentence says how to make one.
+pub fn audit_mirror_unopened(
+    audit: Audit,
+    file: &str,
+    missing: bool,
+    error: &dyn std::fmt::Display,
+) -> String {
+    let hint = if missing {
+        " (cargo xtask mirror SESSION --sqlite DB creates it)"
+    } else {
+        ""
+    };
+    format!(
+        "xtask {}: cannot open the mirror {}: {error}{hint}\n",
+        audit.name(),
+        display_safe(file)
+    )
 }
 
 /// One round of a replayed branch.
@@ -157,7 +173,8 @@ pub struct ReplaySession {
     pub groups: Vec<String>,
     /// The first prompt's entry id (none: not appended yet) and the round that picked for it.
     pub first_prompt: Option<(Option<String>, String)>,
-    /// Whether anything points to tampering or damage.
+    /// Whether anything points to tampering or damage. Findings that do not but untrust the
+    /// branch (entries of a newer version) still make the verdict unclean.
     pub tampered: bool,
 }
 
@@ -243,6 +260,9 @@ pub fn replay_session(r: &ReplaySession) -> String {
     }
     let verdict = if r.tampered {
         "TAMPERED OR DAMAGED"
+    } else if r.findings.iter().any(|f| f.code.untrusts_branch()) {
+        "NOT CLEAN: entries of a newer version were skipped, so what this branch grants is not \
+         known here"
     } else {
         "clean"
     };
@@ -304,6 +324,14 @@ pub fn replay_footer(none_found: bool) -> String {
 /// The reason `replay --sqlite` gives when the mirror does not have the session.
 pub fn replay_not_mirrored(error: &dyn std::fmt::Display) -> String {
     format!("{error} (mirror it first with cargo xtask mirror)")
+}
+
+/// The reason `replay --sqlite` gives when replaying the mirror does not give what replaying the
+/// session file gives: a stale mirror is never reported as the file's state.
+pub fn replay_mirror_stale() -> String {
+    "the mirror does not match the session file (the file changed since it was mirrored, or \
+     one of them was altered); mirror it again with cargo xtask mirror"
+        .to_owned()
 }
 
 /// What `mirror` did with one session file.
@@ -394,6 +422,32 @@ mod tests {
     }
 
     #[test]
+    fn a_newer_entry_is_not_clean_but_not_tampering() {
+        let text = replay_session(&ReplaySession {
+            file: "s.jsonl".into(),
+            session: "019a".into(),
+            version: 3,
+            forked: false,
+            source: "jsonl",
+            entries: 1,
+            leaf: Some("00000001".into()),
+            rounds: Vec::new(),
+            findings: vec![AuditFinding {
+                code: AuditFindingCode::UnknownVersion,
+                round: Some("r1".into()),
+                entry_id: Some("00000001".into()),
+            }],
+            problems: Vec::new(),
+            tools: Vec::new(),
+            groups: Vec::new(),
+            first_prompt: None,
+            tampered: false,
+        });
+        assert!(text.contains("verdict: NOT CLEAN"), "{text}");
+        assert!(!text.contains("TAMPERED"), "{text}");
+    }
+
+    #[test]
     fn a_damaged_session_with_hostile_ids() {
         let text = replay_session(&ReplaySession {
             file: "x\u{1b}[2J.jsonl".into(),
@@ -450,7 +504,19 @@ mod tests {
             audit_usage(Audit::Mirror, AuditArgProblem::NoPaths),
             audit_path_unreadable(Audit::Replay, "entity not found"),
             audit_path_unreadable(Audit::Mirror, "entity not found"),
-            audit_mirror_unopened(Audit::Mirror, &"unable to open database file"),
+            audit_mirror_unopened(
+                Audit::Mirror,
+                "m.db",
+                false,
+                &"unable to open database file",
+            ),
+            audit_mirror_unopened(
+                Audit::Replay,
+                "m\u{1b}.db",
+                true,
+                &"the mirror database does not exist",
+            ),
+            format!("{}\n", replay_mirror_stale()),
             mirror_line("s.jsonl", Ok(&line)),
             mirror_line("s.jsonl", Ok(&again)),
             mirror_line("s\u{1b}.jsonl", Err(&"not a session file")),

@@ -46,6 +46,8 @@ pub enum PickExempt {
     Allowlisted,
     /// An extension tool without a provenance name (`mcp` mode).
     Unfiltered,
+    /// A name the ledger cannot record: never decided.
+    Unrecordable,
 }
 
 impl PickExempt {
@@ -56,6 +58,7 @@ impl PickExempt {
             PickExempt::Available => "already available",
             PickExempt::Allowlisted => "allowlisted",
             PickExempt::Unfiltered => "unfiltered (no provenance name)",
+            PickExempt::Unrecordable => "never decided (a name the record cannot hold)",
         }
     }
 }

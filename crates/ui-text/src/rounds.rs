@@ -121,7 +121,20 @@ pub fn audit_finding(finding: &AuditFinding) -> String {
         }
         AuditFindingCode::Undecodable => "Unreadable entry: it does not decode; it was skipped.",
         AuditFindingCode::UnknownVersion => {
-            "Newer entry: it was written by a newer version and skipped; update to read it."
+            "Newer entry: it was written by a newer version and skipped, so this version cannot \
+             tell what the branch grants; update to read it."
+        }
+        AuditFindingCode::EntryWithoutId => {
+            "Entry without an id: Pi never writes one, and what it hides (a record on no branch, \
+             or a branch left empty) was not applied."
+        }
+        AuditFindingCode::OrphanParent => {
+            "Orphaned branch: its first entry names a parent the file does not have, so the \
+             entries before it, and the records among them, were removed."
+        }
+        AuditFindingCode::ParentCycle => {
+            "Looping branch: the parent links loop back on themselves; the branch was read up to \
+             where the loop closes."
         }
     };
     format!("{what}{at}")
@@ -171,15 +184,8 @@ mod tests {
 
     #[test]
     fn every_audit_finding() {
-        let codes = [
-            AuditFindingCode::TornRound,
-            AuditFindingCode::InterruptedRound,
-            AuditFindingCode::DigestMismatch,
-            AuditFindingCode::Undecodable,
-            AuditFindingCode::UnknownVersion,
-        ];
         let mut all = String::new();
-        for code in codes {
+        for code in AuditFindingCode::ALL {
             all.push_str(&audit_finding(&AuditFinding {
                 code,
                 entry_id: Some("a2331584".into()),

@@ -6,11 +6,58 @@
 //! validated server name, a field name this product defines, or a rule.
 
 use crate::display::display_safe;
-use crate::words::{code, list_title, TOOLS_TAB};
+use crate::words::{code, fit, list_title, TOOLS_TAB};
 use pcd_model::{
-    bound_label, AllowlistError, ConfigFile, ConfigWarning, ConfigWarningCode, RemedyList,
-    Settings, SettingsWarning, SettingsWarningCode, MAX_GROUP_NAME_CHARS, MAX_TOOL_NAME_CHARS,
+    bound_label, AllowlistError, ConfigFile, ConfigWarning, ConfigWarningCode, InventoryWarning,
+    InventoryWarningCode, RemedyList, Settings, SettingsWarning, SettingsWarningCode,
+    MAX_GROUP_NAME_CHARS, MAX_TOOL_NAME_CHARS,
 };
+
+/// How many tools an inventory warning names; the rest are counted.
+const INVENTORY_WARNING_NAMES: usize = 5;
+
+/// The sentence for a warning about Pi's tool inventory. Tool names are shown bounded and made
+/// safe (a name the ledger cannot record is odd by definition).
+///
+/// ```
+/// use pcd_model::{InventoryWarning, InventoryWarningCode};
+///
+/// let text = pcd_ui_text::inventory_warning(&InventoryWarning {
+///     code: InventoryWarningCode::UnrecordableNames,
+///     tools: vec!["fetch page".into()],
+/// });
+/// assert!(text.starts_with("1 tool has a name"));
+/// assert!(text.contains("`fetch page`"));
+/// ```
+pub fn inventory_warning(warning: &InventoryWarning) -> String {
+    let n = warning.tools.len();
+    let mut names: Vec<String> = warning
+        .tools
+        .iter()
+        .take(INVENTORY_WARNING_NAMES)
+        .map(|t| code(&fit(t, 64)))
+        .collect();
+    if n > INVENTORY_WARNING_NAMES {
+        names.push(format!("and {} more", n - INVENTORY_WARNING_NAMES));
+    }
+    let names = names.join(", ");
+    match warning.code {
+        InventoryWarningCode::UnrecordableNames => {
+            let (tools, have, them, their) = if n == 1 {
+                ("1 tool", "has a name", "it", "its")
+            } else {
+                (&*format!("{n} tools"), "have names", "them", "their")
+            };
+            format!(
+                "{tools} {have} that tool filtering cannot record (a space or other whitespace, \
+                 or too long): {names}. Filtering leaves {them} as Pi declared {them}: never \
+                 decided, never made available and never removed, and {their} calls are blocked \
+                 unless an allowlist entry for {their} MCP server or extension allows them \
+                 ({TOOLS_TAB}). Every other tool is decided as usual."
+            )
+        }
+    }
+}
 
 /// The sentence for one warning of the names-only `mcp.json` reader.
 ///
@@ -498,6 +545,24 @@ pub fn allowlist_error(list: RemedyList, error: &AllowlistError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inventory_warnings_name_a_few_tools_safely() {
+        let one = inventory_warning(&InventoryWarning {
+            code: InventoryWarningCode::UnrecordableNames,
+            tools: vec!["fetch page".into()],
+        });
+        let many = inventory_warning(&InventoryWarning {
+            code: InventoryWarningCode::UnrecordableNames,
+            tools: ["evil`\u{202E}\u{1b}[2J name".to_owned(), "x ".repeat(200)]
+                .into_iter()
+                .chain((0..7).map(|i| format!("tool {i}")))
+                .collect(),
+        });
+        assert!(!many.contains('\u{202E}') && !many.contains('\u{1b}'));
+        assert!(many.contains("and 4 more"), "{many}");
+        insta::assert_snapshot!(format!("{one}\n{many}"));
+    }
     use pcd_model::ProjectAllowlistFile;
     use serde_json::json;
 

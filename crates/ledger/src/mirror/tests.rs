@@ -19,6 +19,8 @@ enum Step {
     },
     MoveTo(usize),
     Garbage,
+    /// An entry Pi never writes (issue 18, finding 2): see [`hostile`].
+    Hostile(u8),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -35,6 +37,7 @@ fn step() -> impl Strategy<Value = Step> {
             .prop_map(|(tools, chunk, drop_part, edit)| Step::Round { tools, chunk, drop_part, edit }),
         1 => any::<usize>().prop_map(Step::MoveTo),
         1 => Just(Step::Garbage),
+        1 => (0..6u8).prop_map(Step::Hostile),
     ]
 }
 
@@ -78,6 +81,16 @@ fn session(steps: &[Step], id: &str) -> Vec<u8> {
                 r#""type":"label","label":"x""#.into(),
             ),
             Step::Garbage => out.push_str("{\"type\":\"message\",\n"),
+            Step::Hostile(kind) => {
+                let n = ids.len();
+                let (line, new_leaf) = hostile(*kind, n, leaf.as_deref());
+                out.push_str(&line);
+                // Placeholders keep the generated ids unique.
+                ids.push(format!("{:08x}", 0x1000 + n));
+                if let Some(l) = new_leaf {
+                    leaf = Some(l);
+                }
+            }
             Step::MoveTo(i) => {
                 if !ids.is_empty() {
                     leaf = Some(ids[*i % ids.len()].clone());
@@ -117,6 +130,54 @@ fn session(steps: &[Step], id: &str) -> Vec<u8> {
         }
     }
     out.into_bytes()
+}
+
+/// A hostile line (issue 18, finding 2) appended after `leaf`, and the leaf after it when it
+/// moves: a ledger entry without an id or with a numeric one, an entry whose parent is not in
+/// the file or not a string, a message without an id, and two entries that are each other's
+/// parent (a cycle).
+fn hostile(kind: u8, n: usize, leaf: Option<&str>) -> (String, Option<String>) {
+    let parent = leaf.map_or("null".to_owned(), |p| format!("\"{p}\""));
+    let mut r = Round::new(
+        format!("h{n}"),
+        Mode::Tools,
+        Boundary::Prompt,
+        Basis::Scored,
+    );
+    r.tools = vec![format!("hostile_{n}")];
+    let data = crate::encode_round(&r).unwrap().remove(0);
+    let ledger = format!(r#""type":"custom","customType":"{CUSTOM_TYPE}","data":{data}"#);
+    let id = format!("{:08x}", 0x1000 + n);
+    let ts = "\"timestamp\":\"2026-11-29T17:13:20.686Z\"";
+    match kind {
+        0 => (format!("{{{ledger},\"parentId\":{parent},{ts}}}\n"), None),
+        1 => (
+            format!("{{{ledger},\"id\":{n},\"parentId\":{parent},{ts}}}\n"),
+            None,
+        ),
+        2 => (
+            format!("{{{ledger},\"id\":\"{id}\",\"parentId\":\"deadbeef\",{ts}}}\n"),
+            Some(id),
+        ),
+        3 => (
+            format!("{{{ledger},\"id\":\"{id}\",\"parentId\":7,{ts}}}\n"),
+            Some(id),
+        ),
+        4 => (
+            format!("{{\"type\":\"message\",\"message\":{{\"role\":\"user\"}},\"parentId\":{parent},{ts}}}\n"),
+            None,
+        ),
+        _ => {
+            // `c…` ids are never generated otherwise.
+            let (a, b) = (format!("c{n:07x}"), format!("d{n:07x}"));
+            (
+                format!(
+                    "{{{ledger},\"id\":\"{a}\",\"parentId\":\"{b}\",{ts}}}\n{{\"type\":\"label\",\"id\":\"{b}\",\"parentId\":\"{a}\",{ts}}}\n"
+                ),
+                Some(b),
+            )
+        }
+    }
 }
 
 type Dump = Vec<Vec<String>>;
@@ -313,6 +374,58 @@ fn files_use_wal_and_readers_see_committed_state_during_a_write() {
     assert!(names > 0, "the reader sees the committed rows");
     mirror.connection().execute_batch("ROLLBACK").unwrap();
     drop((mirror, reader));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 18, item 7: `replay --sqlite` opened a missing database by creating it. Reading an
+/// existing mirror creates and writes nothing, and what is not a mirror says so.
+#[test]
+fn opening_an_existing_mirror_creates_nothing() {
+    let dir = std::env::temp_dir().join(format!("pcd-ledger-existing-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let missing = dir.join("missing.db");
+    assert!(matches!(
+        Mirror::open_existing(&missing),
+        Err(MirrorError::NoDatabase)
+    ));
+    assert!(!missing.exists(), "nothing is created");
+
+    let not_a_db = dir.join("notes.db");
+    std::fs::write(
+        &not_a_db,
+        "not a database at all, just some notes\n".repeat(200),
+    )
+    .unwrap();
+    assert!(matches!(
+        Mirror::open_existing(&not_a_db),
+        Err(MirrorError::NotAMirror)
+    ));
+    let empty = dir.join("empty.db");
+    std::fs::write(&empty, "").unwrap();
+    assert!(matches!(
+        Mirror::open_existing(&empty),
+        Err(MirrorError::NotAMirror)
+    ));
+
+    let path = dir.join("mirror.db");
+    let bytes = session(&sample_steps(), "s1");
+    Mirror::open(&path)
+        .unwrap()
+        .mirror_reader(Cursor::new(bytes.clone()))
+        .unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let existing = Mirror::open_existing(&path).unwrap();
+    assert_eq!(
+        existing.replay("s1", None).unwrap().state,
+        jsonl_replay(&bytes, None).state
+    );
+    assert!(existing
+        .connection()
+        .execute_batch("DELETE FROM names")
+        .is_err());
+    drop(existing);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

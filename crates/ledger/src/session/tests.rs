@@ -42,6 +42,10 @@ fn open(lines: &[String], trailing_newline: bool) -> SessionFile<Cursor<Vec<u8>>
     SessionFile::from_reader(Cursor::new(text.into_bytes())).unwrap()
 }
 
+fn codes(findings: &[AuditFinding]) -> Vec<AuditFindingCode> {
+    findings.iter().map(|f| f.code).collect()
+}
+
 fn ids(file: &mut SessionFile<Cursor<Vec<u8>>>, branch: &[EntryPos]) -> Vec<String> {
     branch.iter().map(|p| file.id(*p).unwrap()).collect()
 }
@@ -260,11 +264,14 @@ fn cycles_end_the_walk_and_duplicate_ids_take_the_last() {
     ];
     let mut file = open(&lines, true);
     let branch = file.branch_for(None).unwrap();
-    assert!(branch.len() <= 3);
-    assert!(file
-        .problems()
-        .iter()
-        .any(|p| p.code == LineProblemCode::Cycle));
+    assert_eq!(ids(&mut file, &branch), ["00000001", "00000002"]);
+    let replay = file.fold_branch(&branch).unwrap();
+    assert_eq!(
+        codes(&replay.findings),
+        [AuditFindingCode::ParentCycle],
+        "the cycle is a finding of the replay"
+    );
+    assert_eq!(replay.findings[0].entry_id.as_deref(), Some("00000001"));
 
     let lines = vec![
         header(),
@@ -387,6 +394,144 @@ fn lines_straddling_the_read_buffer_are_read_whole() {
         let expected: Value = serde_json::from_str(text).unwrap();
         assert_eq!(file.read_entry(*pos).unwrap(), expected);
     }
+}
+
+/// A session file (written to a temporary path) whose one branch is a single round of `parts`
+/// parts of one name each, as a generator: no forged file is checked in.
+fn many_parts_file(parts: usize) -> std::path::PathBuf {
+    use std::io::Write as _;
+    let path = std::env::temp_dir().join(format!(
+        "pcd-ledger-many-parts-{}-{parts}.jsonl",
+        std::process::id()
+    ));
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    writeln!(out, "{}", header()).unwrap();
+    let mut round = Round::new("many", Mode::Tools, Boundary::Prompt, Basis::Unscored);
+    round.tools = (0..parts).map(|i| format!("t{i}")).collect();
+    let mut parent = "null".to_owned();
+    for (i, data) in crate::encode_round_chunked(&round, 1)
+        .unwrap()
+        .into_iter()
+        .enumerate()
+    {
+        let id = format!("{i:08x}");
+        writeln!(
+            out,
+            r#"{{"type":"custom","customType":"{CUSTOM_TYPE}","data":{data},"id":"{id}","parentId":{parent},"timestamp":"2026-11-29T17:13:20.686Z"}}"#
+        )
+        .unwrap();
+        parent = format!("\"{id}\"");
+    }
+    out.flush().unwrap();
+    path
+}
+
+/// Issue 18, finding 3: the session file's bounds (lines, bytes, parts of a round) admit a
+/// round of 400,000 parts, and it replays whole.
+#[test]
+fn a_round_of_400_000_parts_replays_from_a_file() {
+    let path = many_parts_file(400_000);
+    let replay = SessionFile::open(&path).and_then(|mut file| {
+        let branch = file.branch_for(None)?;
+        file.fold_branch(&branch)
+    });
+    let _ = std::fs::remove_file(&path);
+    let replay = replay.unwrap();
+    assert_eq!(replay.entries, 400_000);
+    assert!(replay.findings.is_empty(), "{:?}", replay.findings);
+    assert_eq!(replay.state.available_tools().count(), 400_000);
+}
+
+/// A clean session whose one round grants `web_fetch`, then the forgery: each hides that round
+/// from Pi's branch (or breaks it) and must be a finding of the replay (issue 18, finding 2).
+fn forged(forgery: &str) -> Vec<String> {
+    let mut lines = vec![
+        header(),
+        user("000000a1", None),
+        ledger("000000a2", Some("000000a1"), "r1", &["web_fetch"]),
+        user("000000a3", Some("000000a2")),
+    ];
+    let late = ledger("000000a4", Some("000000a3"), "r2", &["notes_add"]);
+    match forgery {
+        "v0" | "v2" => {
+            let v = &forgery[1..];
+            lines[2] = lines[2].replace(r#"{"v":1,"#, &format!(r#"{{"v":{v},"#));
+        }
+        "trailing ledger line without an id" => {
+            lines.push(late.replace(r#""id":"000000a4","#, ""));
+        }
+        "trailing ledger line with a numeric id" => {
+            lines.push(late.replace(r#""id":"000000a4""#, r#""id":164"#));
+        }
+        "trailing message without an id" => {
+            lines.push(
+                r#"{"type":"message","parentId":"000000a3","message":{"role":"user"}}"#.to_owned(),
+            );
+        }
+        "orphan" => {
+            lines.drain(1..3);
+        }
+        "orphan with a numeric parent" => {
+            lines.drain(1..3);
+            lines[1] = lines[1].replace(r#""parentId":"000000a2""#, r#""parentId":162"#);
+        }
+        _ => unreachable!(),
+    }
+    assert!(
+        lines[1..].iter().any(|l| l.contains("web_fetch")) || forgery.starts_with("orphan"),
+        "{forgery}"
+    );
+    lines
+}
+
+#[test]
+fn forged_files_that_hide_or_break_a_round_are_findings() {
+    for (forgery, code, round) in [
+        ("v0", AuditFindingCode::Undecodable, Some("r1")),
+        ("v2", AuditFindingCode::UnknownVersion, Some("r1")),
+        (
+            "trailing ledger line without an id",
+            AuditFindingCode::EntryWithoutId,
+            Some("r2"),
+        ),
+        (
+            "trailing ledger line with a numeric id",
+            AuditFindingCode::EntryWithoutId,
+            Some("r2"),
+        ),
+        (
+            "trailing message without an id",
+            AuditFindingCode::EntryWithoutId,
+            None,
+        ),
+        ("orphan", AuditFindingCode::OrphanParent, None),
+        (
+            "orphan with a numeric parent",
+            AuditFindingCode::OrphanParent,
+            None,
+        ),
+    ] {
+        let mut file = open(&forged(forgery), true);
+        let branch = file.branch_for(None).unwrap();
+        let replay = file.fold_branch(&branch).unwrap();
+        assert_eq!(codes(&replay.findings), [code], "{forgery}");
+        assert_eq!(replay.findings[0].round.as_deref(), round, "{forgery}");
+        assert!(!replay.state.is_tool_available("web_fetch"), "{forgery}");
+        if code == AuditFindingCode::OrphanParent {
+            assert_eq!(replay.findings[0].entry_id.as_deref(), Some("000000a3"));
+        }
+    }
+}
+
+#[test]
+fn a_version_one_file_has_no_ids_to_miss() {
+    let lines = vec![
+        r#"{"type":"session","version":1,"id":"v1-sess"}"#.to_owned(),
+        r#"{"type":"message","message":{"role":"user"}}"#.to_owned(),
+    ];
+    let mut file = open(&lines, true);
+    let branch = file.branch_for(None).unwrap();
+    assert!(file.fold_branch(&branch).unwrap().findings.is_empty());
 }
 
 /// Issue 18, finding 5: a FIFO, a device, a folder or a file over the bound is refused at once,
