@@ -789,9 +789,11 @@ mod tests {
         // The shipped calibration (it weighs the name's share, which the raw score already
         // counts, slightly against), and one that weighs the name's share and the rank hard
         // against the order: the order by raw evidence holds for both.
-        let mut reordering = Calibration::default();
-        reordering.name_share = -3.0;
-        reordering.log_rank = 2.0;
+        let reordering = Calibration {
+            name_share: -3.0,
+            log_rank: 2.0,
+            ..Calibration::default()
+        };
         assert!(!reordering.is_monotone());
         let names: Vec<Vec<String>> = fixture_tools()
             .iter()
