@@ -556,7 +556,9 @@ impl EmbeddedIndex {
         let mut order: Vec<usize> = (0..evidence.len())
             .filter(|&i| evidence[i].raw > 0.0)
             .collect();
-        order.sort_by(|&a, &b| evidence[b].raw.total_cmp(&evidence[a].raw).then(a.cmp(&b)));
+        // Unstable is enough: no two keys are equal once the index breaks ties.
+        order
+            .sort_unstable_by(|&a, &b| evidence[b].raw.total_cmp(&evidence[a].raw).then(a.cmp(&b)));
         order
     }
 
@@ -566,21 +568,34 @@ impl EmbeddedIndex {
         if evidence.raw <= 0.0 {
             return 0.0;
         }
+        sigmoid(self.prompt_part(evidence) + self.candidate_part(evidence))
+    }
+
+    /// The part of the calibration's sum that is the prompt's, the same for every candidate.
+    fn prompt_part(&self, e: &Evidence) -> f64 {
         let c = self.calibration;
-        let e = evidence;
-        let x = c.bias
-            + c.strength * e.strength
-            + c.coverage * e.coverage
-            + c.name_share * e.name_share
-            + c.relative * e.relative
-            + c.log_rank * f64::from(e.rank.max(1)).ln()
+        c.bias
             + c.best_coverage * e.best_coverage
             + c.best_strength * e.best_strength
             + c.gap * e.gap
-            + c.coverage_relative * e.coverage * e.relative
             + c.log_candidates * f64::from(e.candidates.max(1)).ln()
-            + c.local_file * f64::from(u8::from(e.local_file));
-        sigmoid(x)
+            + c.local_file * f64::from(u8::from(e.local_file))
+    }
+
+    /// The part of the calibration's sum that is the candidate's own.
+    fn candidate_part(&self, e: &Evidence) -> f64 {
+        let c = self.calibration;
+        let rank = if c.log_rank == 0.0 {
+            0.0
+        } else {
+            c.log_rank * f64::from(e.rank.max(1)).ln()
+        };
+        c.strength * e.strength
+            + c.coverage * e.coverage
+            + c.name_share * e.name_share
+            + c.relative * e.relative
+            + c.coverage_relative * e.coverage * e.relative
+            + rank
     }
 
     /// Every candidate's score in [0, 1] for `prompt`, in candidate order; 0 for a candidate that
@@ -592,7 +607,21 @@ impl EmbeddedIndex {
         let monotone = self.calibration.is_monotone();
         let evidence =
             self.evidence_in_context(prompt, !monotone || self.calibration.log_rank != 0.0);
-        let mut scores: Vec<f64> = evidence.iter().map(|e| self.calibrate(e)).collect();
+        // Every candidate with evidence shares the prompt's part of the sum: computed once.
+        let Some(any) = evidence.iter().find(|e| e.raw > 0.0) else {
+            return vec![0.0; evidence.len()];
+        };
+        let prompt_part = self.prompt_part(any);
+        let mut scores: Vec<f64> = evidence
+            .iter()
+            .map(|e| {
+                if e.raw > 0.0 {
+                    sigmoid(prompt_part + self.candidate_part(e))
+                } else {
+                    0.0
+                }
+            })
+            .collect();
         if monotone {
             return scores;
         }
