@@ -34,6 +34,8 @@ type Session = {
 	toolCall(tool: string, serverKind: number, server?: string): CallResult;
 	toolCallWith(tool: string, serverKind: number, server: string | undefined, toolsJson?: string): CallResult;
 	list(what: string, toolsJson?: string): string;
+	readsRegistry(): boolean;
+	footer(): string | null | undefined;
 	usage(what: string): string;
 	decided(job: number, answersJson: string, active: string[]): string;
 	decisionModel(): string[];
@@ -173,6 +175,19 @@ export default function piContextDecisions(pi: any) {
 		}
 	};
 
+	// Pi's footer status: the addon's words, or none (cleared) while filtering is off.
+	const STATUS_KEY = "context-decisions";
+	const showFooter = (ctx: any) => {
+		try {
+			ctx?.ui?.setStatus?.(STATUS_KEY, session?.footer() ?? undefined);
+		} catch {
+			// No footer to show it in.
+		}
+	};
+
+	// Off means off: the lists and the dialog read Pi's registry only while filtering is on.
+	const toolsForCommand = (): string | undefined => (session?.readsRegistry() ? readTools() : undefined);
+
 	const readBranch = (ctx: any): string | undefined => {
 		try {
 			return JSON.stringify(ctx.sessionManager.getBranch());
@@ -301,14 +316,19 @@ export default function piContextDecisions(pi: any) {
 		running = (async () => {
 			if (inFlight.size === 0) {
 				try {
+					// Pi draws its working row from the run's first turn_start only: a decision
+					// before the first request (before_agent_start) asks for it to be shown now.
 					ctx?.ui?.setWorkingMessage?.(addon!.decidingLabel());
+					ctx?.ui?.setWorkingVisible?.(true);
 				} catch {
 					// No working row to show.
 				}
 			}
 			try {
 				const answers = await answer(job, ctx);
-				return apply(session!.decided(job.job, JSON.stringify(answers), activeTools()), ctx).notice;
+				const notice = apply(session!.decided(job.job, JSON.stringify(answers), activeTools()), ctx).notice;
+				showFooter(ctx);
+				return notice;
 			} finally {
 				inFlight.delete(job.job);
 				if (inFlight.size === 0) {
@@ -333,6 +353,7 @@ export default function piContextDecisions(pi: any) {
 			active = activeTools();
 		}
 		let { notice, jobs } = apply(session.boundary(JSON.stringify(kind), tools, active), ctx);
+		showFooter(ctx);
 		for (const job of jobs) notice = (await settle(job, ctx)) ?? notice;
 		for (const w of session.takeWarnings()) notify(ctx, w);
 		return notice;
@@ -424,7 +445,7 @@ export default function piContextDecisions(pi: any) {
 	// is answered here with the decision model (no working row: nothing is streaming).
 	const openTab = async (ctx: any) => {
 		const current = session!;
-		current.tabOpen(readTools(), readBranch(ctx));
+		current.tabOpen(toolsForCommand(), readBranch(ctx));
 		for (const w of current.takeWarnings()) notify(ctx, w);
 		await ctx.ui.custom((tui: any, _theme: any, _keybindings: any, done: (result: undefined) => void) => {
 			let closed = false;
@@ -432,6 +453,7 @@ export default function piContextDecisions(pi: any) {
 				if (closed) return;
 				closed = true;
 				current.tabClose();
+				showFooter(ctx);
 				done(undefined);
 			};
 			const rank = async (job: Job) => {
@@ -483,7 +505,7 @@ export default function piContextDecisions(pi: any) {
 					}
 					text = session.status();
 				} else if ((what === "tools" || what === "mcp") && sub === "list" && words.length === 2) {
-					text = session.list(what, readTools());
+					text = session.list(what, toolsForCommand());
 				} else if (what === "test" && words.length === 1) {
 					// Idle-time call: no working row; the result is reported when it returns.
 					const probe = JSON.parse(session.decisionTest());

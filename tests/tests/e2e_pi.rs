@@ -1145,6 +1145,16 @@ fn a_pi_model_decision_times_out_as_a_failed_round_inside_pi() {
             !said.iter().any(|m| m.contains("was cancelled")),
             "{version}: {said:?}"
         );
+        // Once per prompt, with its reason code.
+        let failed: Vec<&&str> = said
+            .iter()
+            .filter(|m| m.starts_with("Deciding tools failed"))
+            .collect();
+        assert_eq!(failed.len(), 1, "{version}: {said:?}");
+        assert!(
+            failed[0].ends_with("(reason: `model-failed`)"),
+            "{version}: {said:?}"
+        );
         // The late answer would have picked bar_chart: nothing was added.
         let result = calls(&report, 0, "bar_chart");
         assert!(result[0].0, "{version}: {result:?}");
@@ -1154,5 +1164,84 @@ fn a_pi_model_decision_times_out_as_a_failed_round_inside_pi() {
             started.elapsed() < std::time::Duration::from_secs(60),
             "{version}"
         );
+    }
+}
+
+/// Issue 17, item 6: off means off. With filtering off, `/decisions tools list`, `/decisions mcp
+/// list` and opening `/decisions` never call `getAllTools()`; the lists say filtering is off and
+/// name the saved allowlists.
+#[test]
+fn off_lists_and_the_dialog_never_read_the_registry_inside_pi() {
+    for version in VERSIONS {
+        let report = run("off-lists.json", version);
+        let reads: Vec<&Value> = report["registryReads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| (1..=3).contains(&r["step"].as_i64().unwrap_or(-1)))
+            .collect();
+        assert!(reads.is_empty(), "{version}: {reads:?}");
+        let said: Vec<&str> = report["notifications"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n["message"].as_str())
+            .collect();
+        assert!(
+            said.iter().any(|m| m.starts_with("Tools: tool filtering is off")
+                && m.contains("`web_fetch`")),
+            "{version}: {said:?}"
+        );
+        assert!(
+            said.iter().any(
+                |m| m.starts_with("MCP servers & extensions: tool filtering is off")
+                    && m.contains("`mcp__docs`")
+            ),
+            "{version}: {said:?}"
+        );
+        assert!(
+            report["steps"][3]["screens"][0]["lines"][1]
+                .as_str()
+                .unwrap()
+                .contains("Tool filtering: Off"),
+            "{version}"
+        );
+    }
+}
+
+/// Issue 17, item 10: while one of Pi's models decides slowly (1.5 s) before the first request,
+/// Pi's working row reads Deciding Context (Pi shows the row from the first turn only unless the
+/// extension asks for it), and the footer status shows the available external tools before and
+/// after the round.
+#[test]
+fn a_slow_pi_model_decision_shows_the_working_row_and_the_status_inside_pi() {
+    for version in VERSIONS {
+        let report = run("pi-model-slow.json", version);
+        let rows = report["workingRow"].as_array().unwrap();
+        let deciding = rows
+            .iter()
+            .position(|r| r["text"] == "Deciding Context")
+            .unwrap_or_else(|| panic!("{version}: {rows:?}"));
+        let next = rows
+            .get(deciding + 1)
+            .unwrap_or_else(|| panic!("{version}: {rows:?}"));
+        let shown_ms = next["at"].as_i64().unwrap() - rows[deciding]["at"].as_i64().unwrap();
+        assert!(shown_ms >= 1000, "{version}: shown {shown_ms} ms: {rows:?}");
+        assert_ne!(next["text"], "Deciding Context", "{version}");
+        let statuses: Vec<&str> = report["statuses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["key"] == "context-decisions")
+            .filter_map(|s| s["text"].as_str())
+            .collect();
+        assert!(
+            statuses.iter().all(|s| s.starts_with("tools ")),
+            "{version}: {statuses:?}"
+        );
+        let first = statuses.first().copied().unwrap_or_default();
+        let last = statuses.last().copied().unwrap_or_default();
+        assert!(first.starts_with("tools 0/"), "{version}: {statuses:?}");
+        assert!(last.starts_with("tools 1/"), "{version}: {statuses:?}");
     }
 }

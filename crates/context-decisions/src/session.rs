@@ -30,8 +30,8 @@ pub use pcd_picker::request::ModelError;
 use pcd_picker::request::{build_requests, parse_answer, DecisionRequest, INSTRUCTIONS};
 use pcd_picker::round::{NotCommitted, RoundFailure};
 use pcd_ui_text::{
-    availability_notice, blocked_reason, round_problem, AvailabilityNotice, NoticeGroup,
-    RoundProblem,
+    availability_notice, blocked_reason, round_failed_warning, round_problem, AvailabilityNotice,
+    LastRound, NoticeGroup, RoundProblem,
 };
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -237,6 +237,10 @@ pub struct Session {
     branch_has_messages: bool,
     first_prompt_text: Option<String>,
     task_text: Option<String>,
+    /// The outcome of the latest decision round of this session, for `/decisions`.
+    last_round: Option<LastRound>,
+    /// Whether a failed decision was already reported since the last prompt (once per prompt).
+    failure_warned: bool,
     index: BranchIndex,
     /// Which tools of Pi's active set this extension withholds and may put back.
     ownership: ownership::Ownership,
@@ -350,6 +354,8 @@ impl Session {
             branch_has_messages: false,
             first_prompt_text: None,
             task_text: None,
+            last_round: None,
+            failure_warned: false,
             index: BranchIndex::default(),
             ownership: ownership::Ownership::default(),
             generation: 0,
@@ -649,6 +655,20 @@ impl Session {
     /// of the round first (the candidates already leave it out; this keeps any other path, such
     /// as a baseline or an allowlist grant, from failing the whole round on it): it is granted
     /// nothing, which is fail-closed, and every other name is recorded as usual.
+    /// A failed decision warns once per prompt, with its reason code; later failures of the
+    /// same prompt (a lazy score, a tool round) are only kept for `/decisions`.
+    fn warn_failure(&mut self, problem: RoundProblem, effects: &mut Vec<Effect>) {
+        if !self.failure_warned {
+            self.failure_warned = true;
+            effects.push(Effect::Warn(round_failed_warning(problem)));
+        }
+    }
+
+    /// The outcome of the latest decision round of this session, for `/decisions`.
+    pub fn last_round(&self) -> Option<LastRound> {
+        self.last_round
+    }
+
     fn commit(&mut self, mut round: Round, effects: &mut Vec<Effect>) {
         let Some(branch) = self.branch.as_mut() else {
             return;
@@ -672,6 +692,12 @@ impl Session {
                     parts = parts.len(),
                     "round recorded"
                 );
+                if matches!(round.basis, Basis::Scored | Basis::FailOpen) {
+                    self.last_round = Some(LastRound::Recorded {
+                        added: round.tools.len() + round.groups.len(),
+                        candidates: round.scores.len().max(round.considered.len()),
+                    });
+                }
                 effects.extend(parts.into_iter().map(Effect::AppendEntry));
                 branch.apply_round(&round, None, None);
                 self.rebuild_index();
@@ -701,8 +727,12 @@ impl Session {
         if let InventoryRead::Tools(tools) = event.inventory {
             self.set_inventory(tools);
         }
-        if let BoundaryKind::Prompt { text: Some(text) } = &event.kind {
-            self.task_text = Some(bounded_text(text));
+        if let BoundaryKind::Prompt { text } = &event.kind {
+            // A new prompt: its first failed decision is reported again.
+            self.failure_warned = false;
+            if let Some(text) = text {
+                self.task_text = Some(bounded_text(text));
+            }
         }
         if !self.filtering_on() {
             self.filtering_seen_off = true;
@@ -1190,7 +1220,7 @@ impl Session {
         match finished {
             Ok(mut round) => {
                 if round.basis == pcd_ledger::Basis::FailOpen {
-                    effects.push(Effect::Warn(round_problem(RoundProblem::FailedOpen)));
+                    self.warn_failure(RoundProblem::FailedOpen, &mut effects);
                 }
                 if pending.boundary == Boundary::InitialPrompt {
                     rounds::mark_first_prompt(&mut round);
@@ -1211,7 +1241,12 @@ impl Session {
                     }
                     NotCommitted::Failed(RoundFailure::Model) => RoundProblem::Failed,
                 };
-                effects.push(Effect::Warn(round_problem(problem)));
+                if superseded {
+                    effects.push(Effect::Warn(round_problem(problem)));
+                } else {
+                    self.last_round = Some(LastRound::Problem(problem));
+                    self.warn_failure(problem, &mut effects);
+                }
                 if let Some((_, id)) = pending.lazy {
                     self.lazy.failed(id);
                 }
