@@ -2243,3 +2243,94 @@ fn an_unreadable_switch_blocks_unallowlisted_calls_and_writes_nothing() {
     assert!(pi.call("web_search").is_some(), "withheld on the branch");
     assert_eq!(pi.call("db_migrate"), None, "allowlisted");
 }
+
+/// Issue 17, item 10: a failed decision warns once per prompt with its reason code (a lazy score
+/// failing later in the same prompt says nothing more), `/decisions` keeps the last outcome, and
+/// the next prompt's failure warns again.
+#[test]
+fn a_failed_decision_warns_once_per_prompt_with_its_reason_code() {
+    let failed = |effects: &[Effect]| {
+        effects
+            .iter()
+            .filter(|e| matches!(e, Effect::Warn(w) if w.starts_with("Deciding tools failed")))
+            .count()
+    };
+    let unavailable = |job: &context_decisions::session::DecisionJob| {
+        job.requests
+            .iter()
+            .map(|_| Err(context_decisions::session::ModelError::Unavailable))
+            .collect::<Vec<_>>()
+    };
+    let mut pi = Pi::start(pi_model_settings(Mode::Tools), ScopedAllowlist::default());
+    let job = jobs(&pi.prompt("Render a bar chart of this CSV")).remove(0);
+    let effects = pi.session.decided(job.id, unavailable(&job), &[]);
+    assert_eq!(failed(&effects), 1, "{effects:?}");
+    assert!(effects
+        .iter()
+        .any(|e| matches!(e, Effect::Warn(w) if w.ends_with("(reason: `model-failed`)"))));
+    assert_eq!(
+        pi.session.last_round(),
+        Some(pcd_ui_text::LastRound::Problem(
+            pcd_ui_text::RoundProblem::Failed
+        ))
+    );
+    // A lazy score of the same prompt fails too: no second warning.
+    let event = ToolCallEvent {
+        tool: "bar_chart".into(),
+        server: None,
+    };
+    let outcome = pi.session.tool_call(&event);
+    let job = outcome.pending.expect("bar_chart is scored lazily");
+    let effects = pi.session.decided(job.id, unavailable(&job), &[]);
+    assert_eq!(failed(&effects), 0, "{effects:?}");
+    // The next prompt's failure is reported again.
+    let job = jobs(&pi.prompt("Render another chart")).remove(0);
+    let effects = pi.session.decided(job.id, unavailable(&job), &[]);
+    assert_eq!(failed(&effects), 1, "{effects:?}");
+}
+
+/// Issue 17, items 6 and 10: while off, the lists name the saved allowlists and no tool of a
+/// snapshot, and there is no footer status; while on, the footer counts the available external
+/// tools.
+#[test]
+fn off_lists_name_the_allowlists_and_the_footer_counts_available_tools() {
+    use context_decisions::views::{footer_status, list_text};
+    use pcd_ui_text::ListCommand;
+    let allow = ScopedAllowlist {
+        tools: vec![pcd_model::parse_tool_entry("web_fetch").unwrap()],
+        groups: vec![],
+    };
+    let mut pi = Pi::start(
+        settings(
+            true,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        ),
+        allow.clone(),
+    );
+    pi.prompt("deploy the preview and page on-call");
+    let status = footer_status(&pi.session).expect("a status while on");
+    let count = external(&pi.tools).len();
+    assert!(
+        status.starts_with("tools ") && status.ends_with(&format!("/{count}")),
+        "{status}"
+    );
+    // Switched off: no status, and the lists do not show the snapshot's tools.
+    pi.session.settings_changed(
+        SettingsRead::Read(settings(
+            false,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        )),
+        ProjectRead::Read(allow),
+    );
+    assert_eq!(footer_status(&pi.session), None);
+    let list = list_text(&pi.session, ListCommand::Tools);
+    assert!(list.contains("tool filtering is off"), "{list}");
+    assert!(list.contains("`web_fetch`"), "{list}");
+    for tool in external(&pi.tools).iter().filter(|t| *t != "web_fetch") {
+        assert!(!list.contains(tool.as_str()), "{tool} in {list}");
+    }
+}
