@@ -601,19 +601,27 @@ impl<'a> Folder<'a> {
         pending
     }
 
-    /// An incomplete round grants nothing. When its first parts are present in order, the rest
-    /// were never written (a crash or a failed write while appending): interrupted. Any other
-    /// shape (a gap, parts out of order) means entries were removed or moved: torn.
+    /// An incomplete round grants nothing. When its first parts are present in order and agree
+    /// with each other, the rest were never written (a crash or a failed write while appending):
+    /// interrupted. Parts that disagree on the digest or the part count were not written as one
+    /// round (an edit): a digest mismatch, as for a whole round. Any other shape (a gap, parts
+    /// out of order) means entries were removed or moved: torn.
     fn flush(&mut self) {
         if let Some(first) = self.pending.first() {
             let (id, round) = (first.entry_id, first.part.round);
+            let agree = self
+                .pending
+                .iter()
+                .all(|p| p.part.parts == first.part.parts && p.part.digest == first.part.digest);
             let prefix = self
                 .pending
                 .iter()
                 .enumerate()
                 .all(|(i, p)| p.part.part as usize == i);
             self.take_pending();
-            let code = if prefix {
+            let code = if !agree {
+                AuditFindingCode::DigestMismatch
+            } else if prefix {
                 AuditFindingCode::InterruptedRound
             } else {
                 AuditFindingCode::TornRound

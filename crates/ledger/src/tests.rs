@@ -155,6 +155,45 @@ fn a_torn_round_grants_nothing_and_is_reported() {
 }
 
 #[test]
+fn a_round_cut_short_whose_parts_disagree_was_edited_not_interrupted() {
+    // Found by fuzzing (session_fold): an edit of a part's digest or part count in a round that
+    // is not whole was reported as an interrupted append, which does not untrust the branch and
+    // passes the audit, though the edit changes what the round grants.
+    let mut round = Round::new("edited", Mode::Tools, Boundary::Prompt, Basis::Scored);
+    round.tools = (0..30).map(|i| format!("t{i}")).collect();
+
+    // The first two of three parts, the second with an edited digest.
+    let mut branch = entries_of(&round, 10);
+    branch.truncate(2);
+    let digest = branch[1]["data"]["digest"].as_str().unwrap().to_owned();
+    let flipped = if digest.starts_with('0') { "1" } else { "0" };
+    branch[1]["data"]["digest"] = json!(format!("{flipped}{}", &digest[1..]));
+    let (state, findings) = fold(&branch);
+    assert_eq!(state.available_tools().count(), 0);
+    assert_eq!(codes(&findings), [AuditFindingCode::DigestMismatch]);
+    assert!(findings[0].code.untrusts_branch());
+
+    // Every part there, the last one claiming a fourth part: it looked cut short.
+    let mut branch = entries_of(&round, 10);
+    branch[2]["data"]["parts"] = json!(4);
+    let (state, findings) = fold(&branch);
+    assert_eq!(state.available_tools().count(), 0);
+    assert_eq!(codes(&findings), [AuditFindingCode::DigestMismatch]);
+
+    // Followed by another round, the same.
+    branch.extend(entries_of(&sample(), 1000));
+    let (state, findings) = fold(&branch);
+    assert!(state.is_tool_available("web_fetch") && !state.is_tool_available("t0"));
+    assert_eq!(codes(&findings), [AuditFindingCode::DigestMismatch]);
+
+    // Parts that agree, cut short: still an interrupted append.
+    let mut branch = entries_of(&round, 10);
+    branch.truncate(2);
+    let (_, findings) = fold(&branch);
+    assert_eq!(codes(&findings), [AuditFindingCode::InterruptedRound]);
+}
+
+#[test]
 fn parts_in_any_order_with_other_entries_between_still_count() {
     let mut round = Round::new("spread", Mode::Tools, Boundary::Prompt, Basis::Scored);
     round.tools = (0..30).map(|i| format!("t{i}")).collect();

@@ -223,12 +223,13 @@ pub enum AuditFindingCode {
     /// Some parts of a round are missing with more of its parts after the gap, or its parts
     /// are out of order (entries removed or moved).
     TornRound,
-    /// A round's first parts are present in order and the rest were never written: what a
-    /// crash (or a failed write) while appending leaves. It grants nothing, and the branch goes
-    /// on deciding: nothing an edit could gain this way that removing the whole round, which no
-    /// audit can see, would not give.
+    /// A round's first parts are present in order, agree with each other, and the rest were
+    /// never written: what a crash (or a failed write) while appending leaves. It grants
+    /// nothing, and the branch goes on deciding: nothing an edit could gain this way that
+    /// removing the whole round, which no audit can see, would not give.
     InterruptedRound,
-    /// A round's parts are all present but its digest does not match (hand-edited).
+    /// A round's parts are all present but its digest does not match, or its parts disagree on
+    /// the digest or the part count, whole or not (hand-edited).
     DigestMismatch,
     /// An entry of this custom type does not decode (a version that never existed, such as
     /// `"v": 0`, included).

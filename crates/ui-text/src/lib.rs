@@ -102,7 +102,7 @@ pub use recording::{recording_failed, recording_stopped, replay_check, RECORDING
 pub use replay::{
     audit_mirror_unopened, audit_path_unreadable, audit_usage, mirror_line, replay_footer,
     replay_mirror_stale, replay_not_mirrored, replay_session, replay_unreadable, Audit,
-    AuditArgProblem, MirrorLine, ReplayRound, ReplaySession, DIGEST_NOTE, MIRROR_USAGE,
+    AuditArgProblem, MirrorLine, ReplayRound, ReplaySession, DIGEST_NOTE, FUZZ_USAGE, MIRROR_USAGE,
     REPLAY_LIST_LIMIT, REPLAY_USAGE, XTASK_USAGE,
 };
 pub use reports::{

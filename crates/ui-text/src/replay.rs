@@ -14,7 +14,12 @@ whoever edits a round and computes its digest again is not detected.";
 
 /// `cargo xtask` without a known command.
 pub const XTASK_USAGE: &str = "usage: cargo xtask ci | replay SESSION [--leaf ID] [--sqlite DB] \
-[--json] | mirror SESSION... --sqlite DB";
+[--json] | mirror SESSION... --sqlite DB | fuzz [--seconds N] [--quick] [--no-sanitizer] \
+[TARGET...]";
+
+/// How `cargo xtask fuzz` is called.
+pub const FUZZ_USAGE: &str = "usage: cargo xtask fuzz [--seconds N] [--quick] [--no-sanitizer] \
+[TARGET...] (N > 0, default 60; TARGET is a fuzz target's name or crate/name)";
 
 /// How `cargo xtask replay` is called.
 pub const REPLAY_USAGE: &str =
@@ -521,6 +526,7 @@ mod tests {
             mirror_line("s.jsonl", Ok(&again)),
             mirror_line("s\u{1b}.jsonl", Err(&"not a session file")),
             format!("{XTASK_USAGE}\n"),
+            format!("{FUZZ_USAGE}\n"),
         ];
         insta::assert_snapshot!(lines.join(""));
     }

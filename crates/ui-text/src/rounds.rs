@@ -138,8 +138,8 @@ pub fn audit_finding(finding: &AuditFinding) -> String {
              crash or a failed write while appending); it was not applied."
         }
         AuditFindingCode::DigestMismatch => {
-            "Altered round: all its parts are present but their digest does not match, so it \
-             was edited after it was written; it was not applied."
+            "Altered round: its parts disagree with their digest or with each other, so it was \
+             edited after it was written; it was not applied."
         }
         AuditFindingCode::Undecodable => "Unreadable entry: it does not decode; it was skipped.",
         AuditFindingCode::UnknownVersion => {
