@@ -13,7 +13,7 @@ const CUSTOM_TYPE = "context-decisions-tools";
 const NOTICE_TYPE = "context-decisions-notice";
 // The only sentence held here: the addon (which holds every other one) could not be loaded.
 const ADDON_MISSING =
-	"pi-context-decisions could not load its native addon, so tool calls are blocked while tool filtering is on. Rebuild it (npm install in the extension folder) or turn filtering off.";
+	"pi-context-decisions could not load its native addon, so calls to MCP and extension tools are blocked while tool filtering is on, or while its settings file (pi-context-decisions/settings.json in Pi's agent folder) cannot be read (only tools the project allowlist names then pass). Rebuild the addon (npm install in the extension folder), or fix that file and turn filtering off in it.";
 
 type Addon = {
 	PiSession: { start(eventJson: string, entriesJson?: string): Session };
@@ -34,6 +34,8 @@ type Session = {
 	toolCall(tool: string, serverKind: number, server?: string): CallResult;
 	toolCallWith(tool: string, serverKind: number, server: string | undefined, toolsJson?: string): CallResult;
 	list(what: string, toolsJson?: string): string;
+	readsRegistry(): boolean;
+	footer(): string | null | undefined;
 	usage(what: string): string;
 	decided(job: number, answersJson: string, active: string[]): string;
 	decisionModel(): string[];
@@ -100,19 +102,36 @@ function readBounded(path: string, limit: number): string {
 	}
 }
 
-// Degraded mode, only when the addon cannot be loaded: nothing can be decided, so external calls
-// are blocked while the switch may be on. The switch is read here with the least logic that can
-// fail closed: a missing file means the default (off); an unreadable one (not a regular file,
-// larger than the bound, not JSON) counts as on.
-function switchMayBeOn(): boolean {
+// Degraded mode, only when the addon cannot be loaded: nothing can be decided and no ledger can be
+// folded, so external calls are blocked while the switch may be on. The switch is read here with
+// the least logic that can fail closed: a missing file means the default (off); an unreadable one
+// (not a regular file, larger than the bound, not JSON) is "unknown", as the addon's rule has it:
+// then calls to external tools that no allowlist names are blocked (the global lists are in that
+// unreadable file, so only the project list can name one), nothing is written and the active set
+// is left as it is. Without the addon a branch's ledger cannot be enforced, so it is not granted
+// either (fail closed).
+function switchState(): "off" | "on" | "unknown" {
 	const env = process.env.PI_CODING_AGENT_DIR;
 	const home = homedir();
 	const agentDir = !env ? join(home, ".pi", "agent") : env === "~" ? home : env.startsWith("~/") ? join(home, env.slice(2)) : env;
 	try {
 		const settings = JSON.parse(readBounded(join(agentDir, "pi-context-decisions", "settings.json"), MAX_SETTINGS_FILE_BYTES));
-		return settings?.tools?.enabled !== false && settings?.tools?.enabled !== undefined;
+		return settings?.tools?.enabled === true ? "on" : "off";
 	} catch (error: any) {
-		return error?.code !== "ENOENT";
+		return error?.code === "ENOENT" ? "off" : "unknown";
+	}
+}
+
+// The tool names the project allowlist pins (`alwaysAllowedTools`, and `alwaysAllowed` that the
+// file keeps for older readers); a project entry pins only a project-scope tool. None when the
+// file is absent or cannot be read.
+function projectPins(cwd: unknown, tool: any): boolean {
+	if (typeof cwd !== "string" || tool?.sourceInfo?.scope !== "project") return false;
+	try {
+		const file = JSON.parse(readBounded(join(cwd, ".pi", "pi-context-decisions.json"), MAX_SETTINGS_FILE_BYTES));
+		return [file?.alwaysAllowedTools, file?.alwaysAllowed].some((list) => Array.isArray(list) && list.includes(tool.name));
+	} catch {
+		return false;
 	}
 }
 
@@ -155,6 +174,19 @@ export default function piContextDecisions(pi: any) {
 			return undefined;
 		}
 	};
+
+	// Pi's footer status: the addon's words, or none (cleared) while filtering is off.
+	const STATUS_KEY = "context-decisions";
+	const showFooter = (ctx: any) => {
+		try {
+			ctx?.ui?.setStatus?.(STATUS_KEY, session?.footer() ?? undefined);
+		} catch {
+			// No footer to show it in.
+		}
+	};
+
+	// Off means off: the lists and the dialog read Pi's registry only while filtering is on.
+	const toolsForCommand = (): string | undefined => (session?.readsRegistry() ? readTools() : undefined);
 
 	const readBranch = (ctx: any): string | undefined => {
 		try {
@@ -220,26 +252,56 @@ export default function piContextDecisions(pi: any) {
 	};
 
 	// One request to the decision model the settings name: HTTP through the addon (off the event
-	// loop), or one of Pi's own models through its model registry.
+	// loop), or one of Pi's own models through its model registry. Both get the whole job's
+	// deadline (decision.timeoutMs): a model that has not answered by then did not answer (a
+	// failed round, where failMode applies); only the person's cancel (ctx.signal) is a
+	// cancellation.
 	const answer = async (job: Job, ctx: any): Promise<object[]> => {
-		const [provider, model] = session!.decisionModel();
+		const [provider, model, timeoutMs] = session!.decisionModel();
 		if (provider === "http") return JSON.parse(await session!.answerHttp(job.requests));
 		const slash = model.indexOf("/");
 		const found = provider === "pi" && slash > 0 ? ctx?.modelRegistry?.find?.(model.slice(0, slash), model.slice(slash + 1)) : undefined;
 		if (!found) return job.requests.map(() => ({ error: "configuration" }));
+		const deadline = Date.now() + (Number(timeoutMs) > 0 ? Number(timeoutMs) : 30_000);
+		const cancelled = () => ctx?.signal?.aborted === true;
 		const out: object[] = [];
 		for (const body of job.requests) {
+			const left = deadline - Date.now();
+			if (left <= 0) {
+				out.push({ error: cancelled() ? "cancelled" : "unavailable" });
+				continue;
+			}
+			// The deadline aborts the request and, for a model that ignores the signal, stops
+			// waiting for it.
+			const timer = new AbortController();
+			const signal = ctx?.signal ? AbortSignal.any([ctx.signal, timer.signal]) : timer.signal;
+			let expire = () => {};
+			const expired = new Promise<"expired">((resolve) => {
+				expire = () => resolve("expired");
+			});
+			const handle = setTimeout(() => {
+				timer.abort();
+				expire();
+			}, left);
 			try {
-				const message = await ctx.modelRegistry.complete(
-					found,
-					{ systemPrompt: job.instructions, messages: [{ role: "user", content: body, timestamp: Date.now() }] },
-					{ signal: ctx.signal },
+				const request = Promise.resolve(
+					ctx.modelRegistry.complete(
+						found,
+						{ systemPrompt: job.instructions, messages: [{ role: "user", content: body, timestamp: Date.now() }] },
+						{ signal },
+					),
 				);
-				if (message?.stopReason === "aborted") out.push({ error: "cancelled" });
+				request.catch(() => {});
+				const message: any = await Promise.race([request, expired]);
+				if (cancelled()) out.push({ error: "cancelled" });
+				else if (message === "expired" || timer.signal.aborted) out.push({ error: "unavailable" });
+				else if (message?.stopReason === "aborted") out.push({ error: "cancelled" });
 				else if (message?.stopReason === "error") out.push({ error: "unavailable" });
 				else out.push({ text: (message?.content ?? []).filter((c: any) => c?.type === "text").map((c: any) => c.text).join("") });
 			} catch {
-				out.push({ error: "unavailable" });
+				out.push({ error: cancelled() ? "cancelled" : "unavailable" });
+			} finally {
+				clearTimeout(handle);
 			}
 		}
 		return out;
@@ -254,14 +316,19 @@ export default function piContextDecisions(pi: any) {
 		running = (async () => {
 			if (inFlight.size === 0) {
 				try {
+					// Pi draws its working row from the run's first turn_start only: a decision
+					// before the first request (before_agent_start) asks for it to be shown now.
 					ctx?.ui?.setWorkingMessage?.(addon!.decidingLabel());
+					ctx?.ui?.setWorkingVisible?.(true);
 				} catch {
 					// No working row to show.
 				}
 			}
 			try {
 				const answers = await answer(job, ctx);
-				return apply(session!.decided(job.job, JSON.stringify(answers), activeTools()), ctx).notice;
+				const notice = apply(session!.decided(job.job, JSON.stringify(answers), activeTools()), ctx).notice;
+				showFooter(ctx);
+				return notice;
 			} finally {
 				inFlight.delete(job.job);
 				if (inFlight.size === 0) {
@@ -286,6 +353,7 @@ export default function piContextDecisions(pi: any) {
 			active = activeTools();
 		}
 		let { notice, jobs } = apply(session.boundary(JSON.stringify(kind), tools, active), ctx);
+		showFooter(ctx);
 		for (const job of jobs) notice = (await settle(job, ctx)) ?? notice;
 		for (const w of session.takeWarnings()) notify(ctx, w);
 		return notice;
@@ -377,7 +445,7 @@ export default function piContextDecisions(pi: any) {
 	// is answered here with the decision model (no working row: nothing is streaming).
 	const openTab = async (ctx: any) => {
 		const current = session!;
-		current.tabOpen(readTools(), readBranch(ctx));
+		current.tabOpen(toolsForCommand(), readBranch(ctx));
 		for (const w of current.takeWarnings()) notify(ctx, w);
 		await ctx.ui.custom((tui: any, _theme: any, _keybindings: any, done: (result: undefined) => void) => {
 			let closed = false;
@@ -385,6 +453,7 @@ export default function piContextDecisions(pi: any) {
 				if (closed) return;
 				closed = true;
 				current.tabClose();
+				showFooter(ctx);
 				done(undefined);
 			};
 			const rank = async (job: Job) => {
@@ -436,7 +505,7 @@ export default function piContextDecisions(pi: any) {
 					}
 					text = session.status();
 				} else if ((what === "tools" || what === "mcp") && sub === "list" && words.length === 2) {
-					text = session.list(what, readTools());
+					text = session.list(what, toolsForCommand());
 				} else if (what === "test" && words.length === 1) {
 					// Idle-time call: no working row; the result is reported when it returns.
 					const probe = JSON.parse(session.decisionTest());
@@ -460,9 +529,12 @@ export default function piContextDecisions(pi: any) {
 		try {
 			if (!session) {
 				if (addon) return undefined;
-				if (!switchMayBeOn()) return undefined;
+				const state = switchState();
+				if (state === "off") return undefined;
 				const tool = pi.getAllTools().find((t: any) => t?.name === event?.toolName);
-				return tool && isInternal(tool) ? undefined : { block: true, reason: ADDON_MISSING };
+				if (tool && isInternal(tool)) return undefined;
+				if (state === "unknown" && tool && projectPins(ctx?.cwd, tool)) return undefined;
+				return { block: true, reason: ADDON_MISSING };
 			}
 			if (!session.filteringOn()) return undefined;
 			const [kind, server] = serverArg(event?.input);

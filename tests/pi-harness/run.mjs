@@ -157,6 +157,9 @@ const report = {
 	loadErrors: [],
 	loadedExtensions: [],
 	notifications: [],
+	registryReads: [],
+	workingRow: [],
+	statuses: [],
 };
 globalThis.__piHarness = { events: report.events };
 let currentStep = -1;
@@ -248,6 +251,15 @@ function textOf(content) {
 let requestActions = new Map();
 const SPARE_RESPONSES = 8;
 function scripted(response, indexInStep, unscripted = false) {
+	// `delayMs`: a slow model, answering only after that long (it ignores the abort signal, as a
+	// hung provider would).
+	if (Number(response.delayMs) > 0) {
+		const answer = scripted({ ...response, delayMs: 0 }, indexInStep, unscripted);
+		return async (context, ...rest) => {
+			await new Promise((done) => setTimeout(done, Number(response.delayMs)));
+			return answer(context, ...rest);
+		};
+	}
 	return (context) => {
 		const tools = ai.getCurrentTools(context.messages).map((tool) => tool.name);
 		const userTexts = context.messages
@@ -315,6 +327,16 @@ const createRuntime = async ({ cwd: runtimeCwd, agentDir: runtimeAgentDir, sessi
 // (`ctx.ui.custom`) is driven by the current `command` step's `keys` (raw terminal input, or
 // `{"wait": ms}`), recording what it renders after each. Everything else does nothing.
 let currentCommand;
+// Pi's working row, as its interactive mode draws it (interactive-mode.js: the indicator is
+// created at turn_start, or by setWorkingVisible(true) while a run is active, and removed at
+// agent_end; setWorkingMessage changes the text of a shown indicator only, and is otherwise kept
+// for the next one). `workingRow[]` records each text the row shows, "" when it is removed.
+const working = { visible: true, shown: false, message: undefined };
+function showRow() {
+	const text = working.shown ? (working.message ?? "Working...") : "";
+	const last = report.workingRow.at(-1);
+	if (!last || last.text !== text) report.workingRow.push({ step: currentStep, text, at: Date.now() });
+}
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 const scriptedUI = {
 	select: async () => undefined,
@@ -323,9 +345,17 @@ const scriptedUI = {
 	editor: async () => undefined,
 	notify: (message, type) => report.notifications.push({ step: currentStep, type: type ?? null, message: String(message) }),
 	onTerminalInput: () => () => {},
-	setStatus: () => {},
-	setWorkingMessage: () => {},
-	setWorkingVisible: () => {},
+	setStatus: (key, text) => report.statuses.push({ step: currentStep, key: String(key), text: text === undefined ? null : String(text) }),
+	setWorkingMessage: (message) => {
+		working.message = message;
+		showRow();
+	},
+	setWorkingVisible: (visible) => {
+		working.visible = visible;
+		// As Pi's interactive mode: shown at once only while a run is active.
+		working.shown = visible && runtime?.session?.isStreaming === true;
+		showRow();
+	},
 	setWorkingIndicator: () => {},
 	setHiddenThinkingLabel: () => {},
 	setWidget: () => {},
@@ -404,7 +434,21 @@ function noteLoadProblems(session) {
 async function bind(session) {
 	noteLoadProblems(session);
 	unsubscribe?.();
+	// Every getAllTools() of every extension reaches the session's own method; the tracer's own
+	// reads are not counted.
+	const getAllTools = session.getAllTools;
+	session.getAllTools = function (...args) {
+		if (!globalThis.__piHarness.tracing) report.registryReads.push({ step: currentStep });
+		return getAllTools.apply(this, args);
+	};
 	unsubscribe = session.subscribe((event) => {
+		if (event.type === "turn_start" && working.visible) {
+			working.shown = true;
+			showRow();
+		} else if (event.type === "agent_end") {
+			working.shown = false;
+			showRow();
+		}
 		if (event.type === "tool_execution_start") {
 			pendingStarts.set(event.toolCallId, event.args);
 		} else if (event.type === "tool_execution_end") {

@@ -41,8 +41,18 @@ function record(event: Record<string, unknown>): void {
 	sink?.events.push({ ...event, seq: sink.events.length });
 }
 
+// The harness counts every extension's getAllTools() but the tracer's own.
+function traced<T>(read: () => T): T {
+	if (sink) (sink as any).tracing = true;
+	try {
+		return read();
+	} finally {
+		if (sink) (sink as any).tracing = false;
+	}
+}
+
 function inventory(pi: any): unknown {
-	return pi.getAllTools().map((tool: any) => ({
+	return traced(() => pi.getAllTools()).map((tool: any) => ({
 		name: tool.name,
 		exposure: tool.exposure ?? "direct",
 		namespace: tool.namespace
@@ -69,7 +79,7 @@ export default function tracer(pi: any) {
 			hasUI: ctx.hasUI,
 			branchTypes: ctx.sessionManager.getBranch().map((e: any) => e.type),
 			active: pi.getActiveTools(),
-			registeredMcpTools: pi.getAllTools().filter((t: any) => t.sourceInfo?.path === "builtin:mcp").length,
+			registeredMcpTools: traced(() => pi.getAllTools()).filter((t: any) => t.sourceInfo?.path === "builtin:mcp").length,
 		});
 	});
 	pi.on("session_tree", (event: any, ctx: any) => {

@@ -746,6 +746,9 @@ fn loads_from_a_settings_packages_entry() {
 /// The extension copied where no addon can be found, and pointed at a file that is not one: Pi
 /// keeps running, the person is warned once, and with filtering on every external call is
 /// blocked with the reason while internal tools run; with filtering off nothing is blocked.
+/// Issue 17, item 11: when the switch cannot be read (the settings file is not valid JSON),
+/// only tools the project allowlist names pass (a project entry pins project-scope tools; the
+/// toolbox is then a project package), and the warning names the settings file.
 #[test]
 fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
     let dir = pcd_tests::temp_dir("no-addon");
@@ -757,12 +760,17 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
     let not_an_addon = dir.join("broken.node");
     std::fs::write(&not_an_addon, "not a shared library").unwrap();
     let toolbox = repo().join("tests/e2e/fixtures/toolbox/index.ts");
-    for enabled in [true, false] {
+    for switch in ["on", "off", "unreadable"] {
+        let via = if switch == "unreadable" {
+            "project-package"
+        } else {
+            "path"
+        };
         let mut scenario = serde_json::json!({
             "description": "no addon",
             "ui": "tui",
             "extensions": [
-                { "path": toolbox, "via": "path" },
+                { "path": toolbox, "via": via },
                 { "path": ext.join("index.ts"), "via": "path" }
             ],
             "steps": [{
@@ -782,14 +790,25 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
                 ]
             }]
         });
-        if enabled {
-            scenario["files"] = serde_json::json!({
-                "agent/pi-context-decisions/settings.json": {
-                    "tools": { "enabled": true }, "decision": { "provider": "embedded" }
-                }
-            });
+        match switch {
+            "on" => {
+                scenario["files"] = serde_json::json!({
+                    "agent/pi-context-decisions/settings.json": {
+                        "tools": { "enabled": true }, "decision": { "provider": "embedded" }
+                    }
+                })
+            }
+            "unreadable" => {
+                scenario["files"] = serde_json::json!({
+                    "agent/pi-context-decisions/settings.json": "{ \"tools\": { \"enabled\": tru",
+                    "project/.pi/pi-context-decisions.json": {
+                        "alwaysAllowedTools": ["web_fetch"], "alwaysAllowed": ["web_fetch"]
+                    }
+                })
+            }
+            _ => {}
         }
-        let path = dir.join(format!("scenario-{enabled}.json"));
+        let path = dir.join(format!("scenario-{switch}.json"));
         std::fs::write(&path, scenario.to_string()).unwrap();
         for version in VERSIONS {
             let report = run_file(&path, version, &not_an_addon);
@@ -801,7 +820,11 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
                 .filter(|m| m.contains("could not load its native addon"))
                 .map(str::to_owned)
                 .collect();
-            assert_eq!(warnings.len(), 1, "{version} {enabled}: warned once");
+            assert_eq!(warnings.len(), 1, "{version} {switch}: warned once");
+            assert!(
+                warnings[0].contains("pi-context-decisions/settings.json"),
+                "{version}: names the settings file"
+            );
             let bash = calls(&report, 0, "bash");
             assert!(
                 !bash[0].0 && bash[0].1.contains("internal-ran"),
@@ -809,16 +832,21 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
             );
             for (step, tool) in [(0, "bar_chart"), (1, "web_fetch")] {
                 let got = calls(&report, step, tool);
-                if enabled {
+                let blocked = match switch {
+                    "on" => true,
+                    "off" => false,
+                    _ => tool == "bar_chart",
+                };
+                if blocked {
                     assert!(
                         got[0].0 && got[0].1.contains("could not load its native addon"),
-                        "{version}: {tool}: {got:?}"
+                        "{version} {switch}: {tool}: {got:?}"
                     );
                 } else {
-                    assert!(!got[0].0, "{version}: {tool}: {got:?}");
+                    assert!(!got[0].0, "{version} {switch}: {tool}: {got:?}");
                 }
             }
-            assert!(ledger_entries(&report).is_empty(), "{version} {enabled}");
+            assert!(ledger_entries(&report).is_empty(), "{version} {switch}");
         }
     }
 }
@@ -1091,5 +1119,129 @@ fn an_explicit_selected_tools_edit_wins_for_its_run_only_inside_pi() {
             calls(&report, 1, "bar_chart"),
             vec![(false, "bar_chart ran".to_owned())]
         );
+    }
+}
+
+/// Issue 17, item 9: a decision by one of Pi's models gets the `decision.timeoutMs` deadline, as
+/// an HTTP one does. The faux model answers only after 4 s (ignoring the abort), the timeout is
+/// 400 ms: the round fails (fail mode closed: nothing added, the failure said), it is not
+/// reported as cancelled, and the run goes on without the model's late answer.
+#[test]
+fn a_pi_model_decision_times_out_as_a_failed_round_inside_pi() {
+    for version in VERSIONS {
+        let started = std::time::Instant::now();
+        let report = run("pi-model-timeout.json", version);
+        let said: Vec<&str> = report["notifications"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n["message"].as_str())
+            .collect();
+        assert!(
+            said.iter().any(|m| m.starts_with("Deciding tools failed")),
+            "{version}: {said:?}"
+        );
+        assert!(
+            !said.iter().any(|m| m.contains("was cancelled")),
+            "{version}: {said:?}"
+        );
+        // Once per prompt, with its reason code.
+        let failed: Vec<&&str> = said
+            .iter()
+            .filter(|m| m.starts_with("Deciding tools failed"))
+            .collect();
+        assert_eq!(failed.len(), 1, "{version}: {said:?}");
+        assert!(
+            failed[0].ends_with("(reason: `model-failed`)"),
+            "{version}: {said:?}"
+        );
+        // The late answer would have picked bar_chart: nothing was added.
+        let result = calls(&report, 0, "bar_chart");
+        assert!(result[0].0, "{version}: {result:?}");
+        let state = replay(&report);
+        assert!(!state.is_tool_available("bar_chart"), "{version}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "{version}"
+        );
+    }
+}
+
+/// Issue 17, item 6: off means off. With filtering off, `/decisions tools list`, `/decisions mcp
+/// list` and opening `/decisions` never call `getAllTools()`; the lists say filtering is off and
+/// name the saved allowlists.
+#[test]
+fn off_lists_and_the_dialog_never_read_the_registry_inside_pi() {
+    for version in VERSIONS {
+        let report = run("off-lists.json", version);
+        let reads: Vec<&Value> = report["registryReads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| (1..=3).contains(&r["step"].as_i64().unwrap_or(-1)))
+            .collect();
+        assert!(reads.is_empty(), "{version}: {reads:?}");
+        let said: Vec<&str> = report["notifications"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n["message"].as_str())
+            .collect();
+        assert!(
+            said.iter().any(|m| m.starts_with("Tools: tool filtering is off")
+                && m.contains("`web_fetch`")),
+            "{version}: {said:?}"
+        );
+        assert!(
+            said.iter().any(
+                |m| m.starts_with("MCP servers & extensions: tool filtering is off")
+                    && m.contains("`mcp__docs`")
+            ),
+            "{version}: {said:?}"
+        );
+        assert!(
+            report["steps"][3]["screens"][0]["lines"][1]
+                .as_str()
+                .unwrap()
+                .contains("Tool filtering: Off"),
+            "{version}"
+        );
+    }
+}
+
+/// Issue 17, item 10: while one of Pi's models decides slowly (1.5 s) before the first request,
+/// Pi's working row reads Deciding Context (Pi shows the row from the first turn only unless the
+/// extension asks for it), and the footer status shows the available external tools before and
+/// after the round.
+#[test]
+fn a_slow_pi_model_decision_shows_the_working_row_and_the_status_inside_pi() {
+    for version in VERSIONS {
+        let report = run("pi-model-slow.json", version);
+        let rows = report["workingRow"].as_array().unwrap();
+        let deciding = rows
+            .iter()
+            .position(|r| r["text"] == "Deciding Context")
+            .unwrap_or_else(|| panic!("{version}: {rows:?}"));
+        let next = rows
+            .get(deciding + 1)
+            .unwrap_or_else(|| panic!("{version}: {rows:?}"));
+        let shown_ms = next["at"].as_i64().unwrap() - rows[deciding]["at"].as_i64().unwrap();
+        assert!(shown_ms >= 1000, "{version}: shown {shown_ms} ms: {rows:?}");
+        assert_ne!(next["text"], "Deciding Context", "{version}");
+        let statuses: Vec<&str> = report["statuses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["key"] == "context-decisions")
+            .filter_map(|s| s["text"].as_str())
+            .collect();
+        assert!(
+            statuses.iter().all(|s| s.starts_with("tools ")),
+            "{version}: {statuses:?}"
+        );
+        let first = statuses.first().copied().unwrap_or_default();
+        let last = statuses.last().copied().unwrap_or_default();
+        assert!(first.starts_with("tools 0/"), "{version}: {statuses:?}");
+        assert!(last.starts_with("tools 1/"), "{version}: {statuses:?}");
     }
 }

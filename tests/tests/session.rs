@@ -206,6 +206,22 @@ impl Pi {
             .block
     }
 
+    /// A new process over the same branch (`pi -c`, resume, fork, `/reload`): a fresh
+    /// `Session`, and Pi's active set as Pi replays it from the transcript (the loadout this
+    /// extension last set), then the `session_start` boundary.
+    fn reopen(&mut self, reason: StartReason, settings: Settings, project: ScopedAllowlist) {
+        let (session, _) = Session::start(StartEvent {
+            reason,
+            nonce: "t9".into(),
+            settings: SettingsRead::Read(settings),
+            project: ProjectRead::Read(project),
+            mcp_origins: vec![],
+            branch: BranchRead::Entries(self.branch.entries.clone()),
+        });
+        self.session = session;
+        self.boundary(BoundaryKind::Reconcile);
+    }
+
     /// `/reload`: a new session over the same branch.
     fn reload(&mut self, settings: Settings) {
         let (session, _) = Session::start(StartEvent {
@@ -621,6 +637,7 @@ fn minimum_candidates_leaves_a_small_inventory_unscored() {
 #[test]
 fn group_mode_switches_servers_and_extensions_as_a_whole() {
     let mut s = settings(true, DecisionProvider::Embedded, Mode::Mcp, Cadence::Prompt);
+    s.decision.minimum_candidates = 1;
     s.tools.always_allowed_tools = vec![parse_tool_entry("web_fetch").unwrap()];
     let mut pi = Pi::start(s, ScopedAllowlist::default());
     pi.prompt("Search the incidents of the checkout service");
@@ -927,6 +944,7 @@ fn mixed_scope_groups_are_never_promoted_as_a_whole() {
     .unwrap();
     tools.extend(pcd_model::parse_inventory(&raw).unwrap().tools);
     let mut s = settings(true, DecisionProvider::Embedded, Mode::Mcp, Cadence::Prompt);
+    s.decision.minimum_candidates = 1;
     s.tools.always_allowed_tools = vec![parse_tool_entry("notes_add").unwrap()];
     let mut pi = Pi::start_with(s, ScopedAllowlist::default(), Branch::default(), tools);
     pi.prompt("Render a bar chart of this CSV");
@@ -1716,5 +1734,603 @@ fn an_entry_that_does_not_fold_never_widens_and_writes_nothing() {
         );
         // Internal tools still pass.
         assert!(again.session.is_allowed("read"), "{what}");
+    }
+}
+
+fn set_active(effects: &[Effect]) -> Option<&Vec<String>> {
+    effects.iter().find_map(|e| match e {
+        Effect::SetActiveTools(names) => Some(names),
+        _ => None,
+    })
+}
+
+/// A branch whose first prompt withheld `web_search`, `notes_search` and the other direct tools
+/// that do not draw charts, with Pi's active set as that prompt left it.
+fn charted() -> Pi {
+    let mut pi = Pi::start(
+        settings(
+            true,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        ),
+        ScopedAllowlist::default(),
+    );
+    pi.boundary(BoundaryKind::Reconcile);
+    pi.prompt("Render a bar chart from this CSV data");
+    pi.branch.assistant("done");
+    for tool in ["web_search", "notes_search", "db_migrate"] {
+        assert!(!pi.active.iter().any(|t| t == tool), "{tool} withheld");
+        assert!(!pi.session.is_allowed(tool), "{tool} decided against");
+    }
+    pi
+}
+
+/// Issue 17, item 1: which tools the extension withholds follows from the branch, not from the
+/// memory of the process that withheld them. After a resume, a fork or a `/reload`, a tool a
+/// decision or a pin makes available is declared at the next boundary, and switching off
+/// restores every tool the branch withheld.
+#[test]
+fn after_a_reopen_what_the_branch_withheld_is_declared_once_available() {
+    let on = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    for reason in [StartReason::Resume, StartReason::Fork, StartReason::Reload] {
+        // By a decision.
+        let mut pi = charted();
+        pi.reopen(reason, on.clone(), ScopedAllowlist::default());
+        let effects = pi.prompt("Search the web for the checkout service status page");
+        assert!(pi.session.is_allowed("web_search"), "{reason:?}");
+        let declared = set_active(&effects).expect("the active set changes");
+        assert!(
+            declared.iter().any(|t| t == "web_search"),
+            "{reason:?}: {declared:?}"
+        );
+
+        // By a pin (saved while the session runs).
+        let mut pi = charted();
+        pi.reopen(reason, on.clone(), ScopedAllowlist::default());
+        let mut pinned = on.clone();
+        pinned.tools.always_allowed_tools = vec![parse_tool_entry("notes_search").unwrap()];
+        pi.session
+            .settings_changed(SettingsRead::Read(pinned), ProjectRead::Absent);
+        let effects = pi.boundary(BoundaryKind::ToolRound);
+        let declared = set_active(&effects).expect("the active set changes");
+        assert!(
+            declared.iter().any(|t| t == "notes_search"),
+            "{reason:?}: {declared:?}"
+        );
+
+        // By switching off: every direct tool the branch withheld comes back.
+        let mut pi = charted();
+        let withheld: Vec<String> = pi
+            .tools
+            .iter()
+            .filter(|t| t.exposure.is_declared() && !pi.active.contains(&t.name))
+            .map(|t| t.name.clone())
+            .collect();
+        assert!(withheld.len() > 5, "{withheld:?}");
+        pi.reopen(reason, on.clone(), ScopedAllowlist::default());
+        pi.session
+            .settings_changed(SettingsRead::Read(Settings::default()), ProjectRead::Absent);
+        assert!(pi.session.needs_inventory(), "{reason:?}: read to restore");
+        pi.prompt("Thanks");
+        for tool in &withheld {
+            assert!(pi.active.contains(tool), "{reason:?}: {tool} restored");
+        }
+        assert!(
+            !pi.session.needs_inventory(),
+            "{reason:?}: off reads nothing once restored"
+        );
+        assert_eq!(pi.prompt("And again"), vec![], "{reason:?}");
+    }
+}
+
+/// Issue 17, item 1: a process started with filtering off on a branch that withheld tools puts
+/// them back at its first boundary (Pi replayed the restricted loadout), reading the registry
+/// once; a branch that withheld nothing is never read.
+#[test]
+fn starting_off_on_a_branch_that_withheld_tools_restores_them_once() {
+    let mut pi = charted();
+    let before = pi.active.len();
+    pi.reopen(
+        StartReason::Resume,
+        Settings::default(),
+        ScopedAllowlist::default(),
+    );
+    assert!(pi.active.len() > before, "restored at session start");
+    assert!(pi.active.iter().any(|t| t == "web_search"));
+    assert!(!pi.session.needs_inventory());
+}
+
+/// Issue 17, item 1, after a `/tree` move: a process that never withheld `web_search` itself
+/// moves to a branch whose ledger decided against it (Pi replays that branch's loadout); a pin
+/// then declares it at the next boundary.
+#[test]
+fn after_a_tree_move_a_pin_declares_what_the_other_branch_withheld() {
+    let on = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    let withheld_there = charted();
+    // Another branch of the session, where a prompt made `web_search` available.
+    let mut pi = Pi::start(on.clone(), ScopedAllowlist::default());
+    pi.prompt("Search the web for the checkout service status page");
+    pi.branch.assistant("done");
+    pi.reopen(StartReason::Resume, on.clone(), ScopedAllowlist::default());
+    assert!(pi.active.iter().any(|t| t == "web_search"));
+    // `/tree` to the first branch: Pi replays its loadout.
+    pi.branch = withheld_there.branch.clone();
+    pi.active = withheld_there.active.clone();
+    pi.session
+        .branch_moved(BranchRead::Entries(pi.branch.entries.clone()));
+    pi.boundary(BoundaryKind::Reconcile);
+    assert!(!pi.active.iter().any(|t| t == "web_search"));
+    let mut pinned = on;
+    pinned.tools.always_allowed_tools = vec![parse_tool_entry("web_search").unwrap()];
+    pi.session
+        .settings_changed(SettingsRead::Read(pinned), ProjectRead::Absent);
+    let effects = pi.boundary(BoundaryKind::ToolRound);
+    let declared = set_active(&effects).expect("the active set changes");
+    assert!(declared.iter().any(|t| t == "web_search"), "{declared:?}");
+}
+
+/// Issue 17, item 1: a tool another party deactivated and this extension never decided against
+/// (here `bar_chart`, which the branch made available) is never activated by it: not at the next
+/// run after a reopen, not when filtering is switched off. Deferred tools the branch decided
+/// against are not activated either (Pi never declares them by itself).
+#[test]
+fn a_tool_another_party_deactivated_is_never_activated_after_a_reopen() {
+    let on = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    let mut pi = charted();
+    assert!(pi.active.iter().any(|t| t == "bar_chart"));
+    pi.active.retain(|t| t != "bar_chart");
+    pi.reopen(StartReason::Resume, on, ScopedAllowlist::default());
+    pi.prompt("Render another bar chart");
+    assert!(pi.session.is_allowed("bar_chart"));
+    assert!(
+        !pi.active.iter().any(|t| t == "bar_chart"),
+        "{:?}",
+        pi.active
+    );
+    pi.session
+        .settings_changed(SettingsRead::Read(Settings::default()), ProjectRead::Absent);
+    pi.prompt("Thanks");
+    assert!(pi.active.iter().any(|t| t == "web_search"), "restored");
+    assert!(
+        !pi.active.iter().any(|t| t == "bar_chart"),
+        "{:?}",
+        pi.active
+    );
+    assert!(!pi.active.iter().any(|t| t.starts_with("mcp__dev_radius__")));
+}
+
+/// The `data` of the appended ledger entries, without what differs per round (its id and its
+/// digest), for comparing what two rounds record.
+fn recorded(effects: &[Effect]) -> Vec<Value> {
+    appended(effects)
+        .into_iter()
+        .map(|mut d| {
+            let o = d.as_object_mut().unwrap();
+            o.remove("round");
+            o.remove("digest");
+            d
+        })
+        .collect()
+}
+
+fn mcp_pinned(tool: Option<&str>, group: Option<&str>) -> Settings {
+    let mut s = settings(true, DecisionProvider::Embedded, Mode::Mcp, Cadence::Prompt);
+    s.decision.minimum_candidates = 1;
+    s.tools.always_allowed_tools = tool
+        .map(|t| parse_tool_entry(t).unwrap())
+        .into_iter()
+        .collect();
+    s.tools.always_allowed_groups = group
+        .map(|g| pcd_model::parse_group_entry(g).unwrap())
+        .into_iter()
+        .collect();
+    s
+}
+
+/// Issue 17, item 2: in `mcp` mode a pinned tool promotes its group, and the promotion is
+/// recorded by key in `allowlistGroups`, exactly as a pin of the group by key is: removing the pin
+/// later never takes the group away, also after a reload.
+#[test]
+fn a_group_a_pinned_tool_promoted_stays_available_once_unpinned() {
+    let mut pi = Pi::start(
+        mcp_pinned(Some("mcp__docs__search"), None),
+        ScopedAllowlist::default(),
+    );
+    let promoted = pi.boundary(BoundaryKind::Reconcile);
+    let groups: Vec<Value> = appended(&promoted)
+        .iter()
+        .flat_map(|d| d["allowlistGroups"].as_array().cloned().unwrap_or_default())
+        .collect();
+    assert_eq!(groups, [json!("mcp__docs")], "{promoted:?}");
+    pi.prompt("Render a bar chart from this CSV data");
+    pi.branch.assistant("done");
+    assert_eq!(pi.call("mcp__docs__get_page"), None, "promoted by the pin");
+    pi.session.settings_changed(
+        SettingsRead::Read(mcp_pinned(None, None)),
+        ProjectRead::Absent,
+    );
+    assert_eq!(
+        pi.call("mcp__docs__get_page"),
+        None,
+        "unpinned: still available"
+    );
+    pi.reload(mcp_pinned(None, None));
+    pi.boundary(BoundaryKind::Reconcile);
+    assert_eq!(pi.call("mcp__docs__get_page"), None, "after a reload too");
+
+    // What the promotion records is what a pin of the group by key records.
+    let mut by_key = Pi::start(
+        mcp_pinned(None, Some("mcp__docs")),
+        ScopedAllowlist::default(),
+    );
+    let pinned = by_key.boundary(BoundaryKind::Reconcile);
+    let without_tool: Vec<Value> = recorded(&promoted)
+        .into_iter()
+        .map(|mut d| {
+            d.as_object_mut().unwrap().remove("allowlistTools");
+            d
+        })
+        .collect();
+    assert_eq!(without_tool, recorded(&pinned));
+}
+
+/// Issue 17, item 2, on a ledger written before promotions were recorded
+/// (`tests/fixtures/ledger-mcp-pinned-tool-before-issue-17.json`, the branch a session of
+/// commit 0827dcf wrote with `mcp__docs__search` pinned in `mcp` mode): it folds as before, the
+/// next boundary records the promotion in the same v1 field, and the branch with both folds
+/// cleanly and keeps the group once the pin is gone.
+#[test]
+fn a_ledger_written_before_promotions_were_recorded_folds_alike_and_gains_them() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/ledger-mcp-pinned-tool-before-issue-17.json");
+    let entries: Vec<Value> = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let (before, findings) = pcd_ledger::fold(&entries);
+    assert!(findings.is_empty(), "{findings:?}");
+    assert!(before.is_tool_available("mcp__docs__search"));
+    assert!(
+        !before.is_group_key_available("mcp__docs"),
+        "not recorded then"
+    );
+
+    let branch = Branch { entries };
+    let mut pi = Pi::start_with(
+        mcp_pinned(Some("mcp__docs__search"), None),
+        ScopedAllowlist::default(),
+        branch,
+        example(),
+    );
+    let effects = pi.boundary(BoundaryKind::Reconcile);
+    let new = appended(&effects);
+    assert_eq!(new.len(), 1, "{effects:?}");
+    assert_eq!(new[0]["allowlistGroups"], json!(["mcp__docs"]));
+    // A field the fold did not know would be a finding (a v1 entry with an extra field does not
+    // fold): the old entries and the new one fold together without any.
+    let (after, findings) = pcd_ledger::fold(&pi.branch.entries);
+    assert!(findings.is_empty(), "{findings:?}");
+    assert!(after.is_group_key_available("mcp__docs"));
+    for tool in before.available_tools() {
+        assert!(after.is_tool_available(tool), "{tool}");
+    }
+    pi.session.settings_changed(
+        SettingsRead::Read(mcp_pinned(None, None)),
+        ProjectRead::Absent,
+    );
+    assert_eq!(pi.call("mcp__docs__get_page"), None);
+}
+
+/// Issue 17, item 3: a resource-only MCP server pinned while its origin is unknown (the
+/// `mcp.json` read not approved: no origins) is admitted in Global and recorded by key, so
+/// unpinning it later never blocks reading its resources.
+#[test]
+fn a_resource_only_server_pinned_with_an_unknown_origin_is_recorded_by_key() {
+    let mut s = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    s.tools.always_allowed_groups = vec![pcd_model::parse_group_entry("kb").unwrap()];
+    let mut pi = Pi::start(s.clone(), ScopedAllowlist::default());
+    assert!(!pi.tools.iter().any(|t| t.name.starts_with("mcp__kb")));
+    let effects = pi.prompt("Read the onboarding guide from the knowledge base");
+    assert!(
+        appended(&effects)
+            .iter()
+            .any(|d| d["allowlistGroups"] == json!(["mcp__kb"])),
+        "{effects:?}"
+    );
+    assert_eq!(
+        pi.call_resource("read_mcp_resource", Some(Ok("kb".into()))),
+        None
+    );
+    s.tools.always_allowed_groups.clear();
+    pi.session
+        .settings_changed(SettingsRead::Read(s.clone()), ProjectRead::Absent);
+    assert_eq!(
+        pi.call_resource("read_mcp_resource", Some(Ok("kb".into()))),
+        None,
+        "unpinned: still available"
+    );
+    pi.reload(s);
+    pi.boundary(BoundaryKind::Reconcile);
+    assert_eq!(
+        pi.call_resource("read_mcp_resource", Some(Ok("kb".into()))),
+        None,
+        "after a reload too"
+    );
+}
+
+/// Issue 17, item 4: a direct tool that registers during a run (an MCP server connecting late;
+/// Pi activates it on registration) is scored when first met, at the next tool round, and
+/// recorded either way: the relevant one stays declared, the irrelevant one is taken out with an
+/// entry that considered it. With nothing to score with, it is recorded unscored and stays.
+#[test]
+fn a_direct_tool_registered_during_a_run_is_scored_at_the_next_tool_round() {
+    for cadence in [Cadence::Prompt, Cadence::Initial, Cadence::ToolRound] {
+        let mut pi = Pi::start(
+            settings(true, DecisionProvider::Embedded, Mode::Tools, cadence),
+            ScopedAllowlist::default(),
+        );
+        pi.prompt("What is the weather forecast for Lisbon tomorrow?");
+        for (name, description) in [
+            (
+                "forecast_weather",
+                "Get the weather forecast for a city for the next days.",
+            ),
+            ("render_svg", "Render an SVG drawing of a floor plan."),
+        ] {
+            pi.tools.push(ToolInfo::new(name, description, None));
+            pi.active.push(name.into());
+        }
+        let effects = pi.boundary(BoundaryKind::ToolRound);
+        let entries = appended(&effects);
+        assert_eq!(entries.len(), 1, "{cadence:?}: {effects:?}");
+        assert_eq!(entries[0]["boundary"], "tool-round");
+        assert_eq!(
+            entries[0]["considered"],
+            json!(["forecast_weather", "render_svg"]),
+            "{cadence:?}"
+        );
+        assert_eq!(
+            entries[0]["tools"],
+            json!(["forecast_weather"]),
+            "{cadence:?}"
+        );
+        assert!(pi.active.iter().any(|t| t == "forecast_weather"));
+        assert!(!pi.active.iter().any(|t| t == "render_svg"));
+        assert_eq!(pi.call("forecast_weather"), None);
+        assert!(pi.call("render_svg").is_some());
+        // Met once: the next tool round scores nothing again.
+        assert!(appended(&pi.boundary(BoundaryKind::ToolRound)).is_empty());
+    }
+
+    // A model outside the Session gets one job for the late arrival alone.
+    let mut pi = Pi::start(pi_model_settings(Mode::Tools), ScopedAllowlist::default());
+    let job = jobs(&pi.prompt("What is the weather forecast for Lisbon tomorrow?")).remove(0);
+    let answers = job
+        .requests
+        .iter()
+        .map(|r| Ok(answer(r, "nothing", 0.9)))
+        .collect();
+    let effects = pi.session.decided(job.id, answers, &pi.active.clone());
+    pi.branch.apply(&effects);
+    pi.tools.push(ToolInfo::new(
+        "forecast_weather",
+        "Get the weather forecast for a city for the next days.",
+        None,
+    ));
+    pi.active.push("forecast_weather".into());
+    let job = jobs(&pi.boundary(BoundaryKind::ToolRound)).remove(0);
+    assert!(job.requests.iter().all(|r| r.contains("forecast_weather")));
+    assert!(!job.requests.iter().any(|r| r.contains("bar_chart")));
+    let answers = job
+        .requests
+        .iter()
+        .map(|r| Ok(answer(r, "forecast_weather", 0.9)))
+        .collect();
+    let active = pi.active.clone();
+    let effects = pi.session.decided(job.id, answers, &active);
+    pi.branch.apply(&effects);
+    assert_eq!(appended(&effects)[0]["tools"], json!(["forecast_weather"]));
+    assert_eq!(pi.call("forecast_weather"), None);
+
+    let mut pi = Pi::start(
+        settings(true, DecisionProvider::None, Mode::Tools, Cadence::Prompt),
+        ScopedAllowlist::default(),
+    );
+    pi.prompt("What is the weather forecast for Lisbon tomorrow?");
+    pi.tools
+        .push(ToolInfo::new("render_svg", "Render an SVG drawing.", None));
+    pi.active.push("render_svg".into());
+    let effects = pi.boundary(BoundaryKind::ToolRound);
+    let entries = appended(&effects);
+    assert_eq!(entries.len(), 1, "{effects:?}");
+    assert_eq!(entries[0]["basis"], "unscored");
+    assert_eq!(entries[0]["tools"], json!(["render_svg"]));
+    assert!(pi.active.iter().any(|t| t == "render_svg"));
+}
+
+/// Issue 17, item 11: the switch cannot be read (the global settings file exists but is not
+/// valid JSON). A branch with no ledger blocks calls to external tools that no allowlist names,
+/// leaves Pi's active set as it is and writes nothing; a branch with rounds keeps enforcing them
+/// plus the allowlists and adds nothing. Once the file reads again, the next boundary proceeds
+/// normally.
+#[test]
+fn an_unreadable_switch_blocks_unallowlisted_calls_and_writes_nothing() {
+    let project = ScopedAllowlist {
+        tools: vec![parse_tool_entry("db_migrate").unwrap()],
+        groups: vec![],
+    };
+    let start = |branch: Branch| {
+        let (session, _) = Session::start(StartEvent {
+            reason: StartReason::Startup,
+            nonce: "u1".into(),
+            settings: SettingsRead::Unreadable,
+            project: ProjectRead::Read(project.clone()),
+            mcp_origins: vec![],
+            branch: BranchRead::Entries(branch.entries.clone()),
+        });
+        let mut pi = Pi::start_with(Settings::default(), project.clone(), branch, example());
+        pi.session = session;
+        pi
+    };
+
+    // No ledger.
+    let mut pi = start(Branch::default());
+    assert!(pi.session.filtering_on() && pi.session.switch_unknown());
+    let before = pi.active.clone();
+    assert!(pi.boundary(BoundaryKind::Reconcile).is_empty());
+    let effects = pi.prompt("Render a bar chart from this CSV data");
+    assert!(appended(&effects).is_empty(), "{effects:?}");
+    assert!(set_active(&effects).is_none(), "{effects:?}");
+    assert!(appended(&pi.boundary(BoundaryKind::ToolRound)).is_empty());
+    assert_eq!(pi.active, before);
+    assert_eq!(pi.branch.ledger_entries(), 0);
+    assert!(pi.call("bar_chart").is_some(), "external, not allowlisted");
+    assert_eq!(
+        pi.call("db_migrate"),
+        None,
+        "the project allowlist names it"
+    );
+    assert_eq!(pi.call("read"), None, "internal");
+    // The file reads again: the next boundary proceeds normally.
+    let on = settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    );
+    pi.session.settings_changed(
+        SettingsRead::Read(on.clone()),
+        ProjectRead::Read(project.clone()),
+    );
+    assert!(!pi.session.switch_unknown());
+    pi.prompt("Search the web for the checkout service status page");
+    assert!(pi.branch.ledger_entries() > 0);
+    assert_eq!(pi.call("bar_chart"), None, "the model saw it: kept");
+    let mut off = start(Branch::default());
+    off.session
+        .settings_changed(SettingsRead::Read(Settings::default()), ProjectRead::Absent);
+    off.prompt("Render a bar chart");
+    assert_eq!(off.call("bar_chart"), None, "off once read");
+    assert_eq!(off.branch.ledger_entries(), 0);
+
+    // A branch with rounds.
+    let filtered = charted();
+    let mut pi = start(filtered.branch.clone());
+    pi.active = filtered.active.clone();
+    let n = pi.branch.ledger_entries();
+    pi.boundary(BoundaryKind::Reconcile);
+    pi.prompt("Search the web for the checkout service status page");
+    assert_eq!(pi.branch.ledger_entries(), n, "nothing added");
+    assert_eq!(pi.call("bar_chart"), None, "available on the branch");
+    assert!(pi.call("web_search").is_some(), "withheld on the branch");
+    assert_eq!(pi.call("db_migrate"), None, "allowlisted");
+}
+
+/// Issue 17, item 10: a failed decision warns once per prompt with its reason code (a lazy score
+/// failing later in the same prompt says nothing more), `/decisions` keeps the last outcome, and
+/// the next prompt's failure warns again.
+#[test]
+fn a_failed_decision_warns_once_per_prompt_with_its_reason_code() {
+    let failed = |effects: &[Effect]| {
+        effects
+            .iter()
+            .filter(|e| matches!(e, Effect::Warn(w) if w.starts_with("Deciding tools failed")))
+            .count()
+    };
+    let unavailable = |job: &context_decisions::session::DecisionJob| {
+        job.requests
+            .iter()
+            .map(|_| Err(context_decisions::session::ModelError::Unavailable))
+            .collect::<Vec<_>>()
+    };
+    let mut pi = Pi::start(pi_model_settings(Mode::Tools), ScopedAllowlist::default());
+    let job = jobs(&pi.prompt("Render a bar chart of this CSV")).remove(0);
+    let effects = pi.session.decided(job.id, unavailable(&job), &[]);
+    assert_eq!(failed(&effects), 1, "{effects:?}");
+    assert!(effects
+        .iter()
+        .any(|e| matches!(e, Effect::Warn(w) if w.ends_with("(reason: `model-failed`)"))));
+    assert_eq!(
+        pi.session.last_round(),
+        Some(pcd_ui_text::LastRound::Problem(
+            pcd_ui_text::RoundProblem::Failed
+        ))
+    );
+    // A lazy score of the same prompt fails too: no second warning.
+    let event = ToolCallEvent {
+        tool: "bar_chart".into(),
+        server: None,
+    };
+    let outcome = pi.session.tool_call(&event);
+    let job = outcome.pending.expect("bar_chart is scored lazily");
+    let effects = pi.session.decided(job.id, unavailable(&job), &[]);
+    assert_eq!(failed(&effects), 0, "{effects:?}");
+    // The next prompt's failure is reported again.
+    let job = jobs(&pi.prompt("Render another chart")).remove(0);
+    let effects = pi.session.decided(job.id, unavailable(&job), &[]);
+    assert_eq!(failed(&effects), 1, "{effects:?}");
+}
+
+/// Issue 17, items 6 and 10: while off, the lists name the saved allowlists and no tool of a
+/// snapshot, and there is no footer status; while on, the footer counts the available external
+/// tools.
+#[test]
+fn off_lists_name_the_allowlists_and_the_footer_counts_available_tools() {
+    use context_decisions::views::{footer_status, list_text};
+    use pcd_ui_text::ListCommand;
+    let allow = ScopedAllowlist {
+        tools: vec![pcd_model::parse_tool_entry("web_fetch").unwrap()],
+        groups: vec![],
+    };
+    let mut pi = Pi::start(
+        settings(
+            true,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        ),
+        allow.clone(),
+    );
+    pi.prompt("deploy the preview and page on-call");
+    let status = footer_status(&pi.session).expect("a status while on");
+    let count = external(&pi.tools).len();
+    assert!(
+        status.starts_with("tools ") && status.ends_with(&format!("/{count}")),
+        "{status}"
+    );
+    // Switched off: no status, and the lists do not show the snapshot's tools.
+    pi.session.settings_changed(
+        SettingsRead::Read(settings(
+            false,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        )),
+        ProjectRead::Read(allow),
+    );
+    assert_eq!(footer_status(&pi.session), None);
+    let list = list_text(&pi.session, ListCommand::Tools);
+    assert!(list.contains("tool filtering is off"), "{list}");
+    assert!(list.contains("`web_fetch`"), "{list}");
+    for tool in external(&pi.tools).iter().filter(|t| *t != "web_fetch") {
+        assert!(!list.contains(tool.as_str()), "{tool} in {list}");
     }
 }

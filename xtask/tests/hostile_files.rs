@@ -113,3 +113,28 @@ fn a_fifo_in_a_sessions_folder_is_not_waited_for() {
     assert_eq!(code, Some(0), "{output}");
     assert!(output.contains("no session files found"), "{output}");
 }
+
+#[test]
+fn a_fifo_or_a_device_as_the_mirror_database_is_refused_at_once() {
+    let dir = TempDir::new("db");
+    let session = dir.0.join("s.jsonl");
+    std::fs::write(
+        &session,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/w\"}\n\
+         {\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"x\"},\"id\":\"00000001\",\"parentId\":null}\n",
+    )
+    .unwrap();
+    let fifo = dir.0.join("db.sqlite");
+    mkfifo(&fifo);
+    let session = session.to_str().unwrap();
+    for db in [fifo.to_str().unwrap(), "/dev/zero"] {
+        for args in [
+            vec!["replay", session, "--sqlite", db],
+            vec!["mirror", session, "--sqlite", db],
+        ] {
+            let (code, output) = refused(&args);
+            assert_eq!(code, Some(2), "{args:?}: {output}");
+            assert!(output.contains("not a regular file"), "{args:?}: {output}");
+        }
+    }
+}

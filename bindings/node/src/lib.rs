@@ -414,14 +414,17 @@ impl PiSession {
             .test_decided(u64::from(job), answers(&answers_json))
     }
 
-    /// Which decision model answers jobs: `http`, `pi` (with `model` as `provider/model`), or
-    /// `none` when jobs cannot arise.
+    /// Which decision model answers jobs, and its deadline: `[provider, model, timeoutMs]` with
+    /// `provider` `http`, `pi` (with `model` as `provider/model`), or `none` when jobs cannot
+    /// arise, and `timeoutMs` (`decision.timeoutMs`, in decimal) the time a whole job may take,
+    /// for HTTP and Pi models alike.
     #[napi]
     pub fn decision_model(&self) -> Vec<String> {
         let d = &self.inner.settings().decision;
         vec![
             d.provider.as_str().to_owned(),
             d.model.clone().unwrap_or_default(),
+            d.timeout_ms.to_string(),
         ]
     }
 
@@ -447,14 +450,30 @@ impl PiSession {
     /// text) into the snapshot first when given.
     #[napi]
     pub fn list(&mut self, what: String, tools_json: Option<String>) -> String {
-        if tools_json.is_some() {
+        if tools_json.is_some() && self.inner.filtering_on() {
             self.inner.refresh_inventory(inventory(tools_json));
         }
-        let view = context_decisions::views::inventory_view(&self.inner);
-        match what.as_str() {
-            "mcp" => pcd_ui_text::mcp_list(&view),
-            _ => pcd_ui_text::tools_list(&view),
-        }
+        let command = match what.as_str() {
+            "mcp" => pcd_ui_text::ListCommand::Mcp,
+            _ => pcd_ui_text::ListCommand::Tools,
+        };
+        context_decisions::views::list_text(&self.inner, command)
+    }
+
+    /// Whether `/decisions tools list`, `/decisions mcp list` and opening `/decisions` read
+    /// `getAllTools()`: reads the settings files again and answers whether tool filtering is on.
+    /// Off means off: while it is off the host does not read Pi's registry for them.
+    #[napi]
+    pub fn reads_registry(&mut self) -> bool {
+        self.settings_changed();
+        self.inner.filtering_on()
+    }
+
+    /// Pi's footer status (`ctx.ui.setStatus`): how many external tools are available now, or
+    /// undefined while tool filtering is off (the status is then cleared).
+    #[napi]
+    pub fn footer(&self) -> Option<String> {
+        context_decisions::views::footer_status(&self.inner)
     }
 
     /// The reply to `/decisions tools …` or `/decisions mcp …` with anything but `list`
@@ -484,6 +503,7 @@ impl PiSession {
             &settings.tools,
             &settings.decision,
             &self.inner.allowlists().project,
+            self.inner.last_round(),
         )
     }
 
@@ -493,7 +513,7 @@ impl PiSession {
     /// editors' relevance ranking.
     #[napi]
     pub fn tab_open(&mut self, tools_json: Option<String>, entries_json: Option<String>) {
-        if tools_json.is_some() {
+        if tools_json.is_some() && self.inner.filtering_on() {
             self.inner.refresh_inventory(inventory(tools_json));
         }
         let entries = match branch(entries_json) {

@@ -96,8 +96,19 @@ pub(crate) fn cwd_or_current(given: &Option<PathBuf>) -> Result<PathBuf, String>
     }
 }
 
+/// The warnings among the effects of a session's start.
+pub(crate) fn start_warnings(effects: &[crate::session::Effect]) -> Vec<String> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            crate::session::Effect::Warn(text) => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Builds a session over the files, with the inventory as its registry snapshot; returns it and
-/// the warnings about the files.
+/// the warnings about the files and the ledger.
 fn open_session(args: &SessionArgs) -> Result<(Session, Vec<String>), String> {
     let inventory =
         crate::inventory::read_inventory_file(&args.tools).map_err(|e| e.to_string())?;
@@ -116,7 +127,7 @@ fn open_session(args: &SessionArgs) -> Result<(Session, Vec<String>), String> {
         load_mcp_origins(approved, &agent_dir, &cwd, args.trusted, PiVersion::NEWEST);
     let mut warnings = files.warnings;
     warnings.extend(origin_warnings);
-    let (mut session, _) = Session::start(StartEvent {
+    let (mut session, start) = Session::start(StartEvent {
         reason: StartReason::Resume,
         nonce: "cli".into(),
         settings: files.settings,
@@ -124,6 +135,8 @@ fn open_session(args: &SessionArgs) -> Result<(Session, Vec<String>), String> {
         mcp_origins: origins,
         branch: BranchRead::Entries(entries),
     });
+    // What the session says when it starts (a ledger that does not fold) is said here too.
+    warnings.extend(start_warnings(&start));
     session.refresh_inventory(InventoryRead::Tools(inventory.tools));
     Ok((session, warnings))
 }

@@ -93,7 +93,7 @@ pub fn load_global_settings(agent_dir: &Path, branch_filters: bool) -> FileRead<
             let fallback = if branch_filters {
                 SettingsFallback::GlobalUnreadableBranchKept(problem(&e))
             } else {
-                SettingsFallback::GlobalUnreadableDefaults(problem(&e))
+                SettingsFallback::GlobalUnreadableBlocks(problem(&e))
             };
             FileRead {
                 value: SettingsRead::Unreadable,

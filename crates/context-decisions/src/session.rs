@@ -11,6 +11,7 @@
 //! What the host reads from disk (settings, the project allowlist, `mcp.json` origins) comes in
 //! as data: see [`crate::load`] for the readers that go with it.
 
+mod ownership;
 mod rounds;
 
 use pcd_gate::{
@@ -29,8 +30,8 @@ pub use pcd_picker::request::ModelError;
 use pcd_picker::request::{build_requests, parse_answer, DecisionRequest, INSTRUCTIONS};
 use pcd_picker::round::{NotCommitted, RoundFailure};
 use pcd_ui_text::{
-    availability_notice, blocked_reason, round_problem, AvailabilityNotice, NoticeGroup,
-    RoundProblem,
+    availability_notice, blocked_reason, round_failed_warning, round_problem, AvailabilityNotice,
+    LastRound, NoticeGroup, RoundProblem,
 };
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -236,14 +237,13 @@ pub struct Session {
     branch_has_messages: bool,
     first_prompt_text: Option<String>,
     task_text: Option<String>,
+    /// The outcome of the latest decision round of this session, for `/decisions`.
+    last_round: Option<LastRound>,
+    /// Whether a failed decision was already reported since the last prompt (once per prompt).
+    failure_warned: bool,
     index: BranchIndex,
-    removed: Vec<String>,
-    /// Tools this session put back into Pi's active set after withholding them. If one goes
-    /// missing without this session removing it (another extension's explicit `selectedTools`
-    /// edit, which Pi applies to the live loadout), that edit won for its run only: the next
-    /// run's boundary declares it again.
-    restored: HashSet<String>,
-    active_changes: u64,
+    /// Which tools of Pi's active set this extension withholds and may put back.
+    ownership: ownership::Ownership,
     generation: u64,
     lazy: LazyScores,
     rounds_made: u64,
@@ -354,10 +354,10 @@ impl Session {
             branch_has_messages: false,
             first_prompt_text: None,
             task_text: None,
+            last_round: None,
+            failure_warned: false,
             index: BranchIndex::default(),
-            removed: Vec::new(),
-            restored: HashSet::new(),
-            active_changes: 0,
+            ownership: ownership::Ownership::default(),
             generation: 0,
             lazy: LazyScores::default(),
             rounds_made: 0,
@@ -427,14 +427,19 @@ impl Session {
     }
 
     /// Whether tool filtering is on for this branch: the switch, or, while the settings cannot be
-    /// read, whatever the last good settings said (and, if they were never read, whether the
-    /// branch already has a ledger: unreadable settings never drop filtering a branch has).
+    /// read, whatever the last good settings said. When the switch was never read (the file is
+    /// there but cannot be read), filtering counts as on and nothing is added: a branch with a
+    /// ledger keeps enforcing it plus the allowlists; on one without, calls to external tools
+    /// no allowlist names are blocked and Pi's active set is left as it is (see
+    /// [`Session::switch_unknown`]).
     pub fn filtering_on(&self) -> bool {
-        if self.settings_readable || self.settings_ever_read {
-            self.settings.tools.enabled
-        } else {
-            self.branch_has_ledger()
-        }
+        self.switch_unknown() || self.settings.tools.enabled
+    }
+
+    /// Whether the switch cannot be known: the global settings file exists but could not be
+    /// read, and no read of it succeeded in this session.
+    pub fn switch_unknown(&self) -> bool {
+        !self.settings_readable && !self.settings_ever_read
     }
 
     /// Whether the branch holds any entry of this extension, valid or not: every ledger entry
@@ -452,15 +457,16 @@ impl Session {
     }
 
     /// Whether the host must read Pi's registry and active set for the next boundary. Off means
-    /// off: while filtering is off and nothing withheld needs restoring, the host calls neither
-    /// `getAllTools` nor `getActiveTools`.
+    /// off: while filtering is off and nothing the branch withheld needs restoring, the host
+    /// calls neither `getAllTools` nor `getActiveTools` (a branch whose ledger withheld tools is
+    /// read once after each fold, to put them back).
     pub fn needs_inventory(&self) -> bool {
-        self.filtering_on() || !self.removed.is_empty()
+        self.filtering_on() || self.ownership.needs_registry_while_off()
     }
 
     /// How many times this session changed Pi's active tool set.
     pub fn active_set_changes(&self) -> u64 {
-        self.active_changes
+        self.ownership.changes()
     }
 
     /// The current generation: bumped by every settings save and branch move, so that a round
@@ -568,6 +574,7 @@ impl Session {
                     .and_then(user_text)
                     .map(|t| bounded_text(&t));
                 self.findings = findings;
+                self.ownership.folded(&state);
                 self.branch = Some(state);
             }
             BranchRead::Unreadable => {
@@ -648,6 +655,20 @@ impl Session {
     /// of the round first (the candidates already leave it out; this keeps any other path, such
     /// as a baseline or an allowlist grant, from failing the whole round on it): it is granted
     /// nothing, which is fail-closed, and every other name is recorded as usual.
+    /// A failed decision warns once per prompt, with its reason code; later failures of the
+    /// same prompt (a lazy score, a tool round) are only kept for `/decisions`.
+    fn warn_failure(&mut self, problem: RoundProblem, effects: &mut Vec<Effect>) {
+        if !self.failure_warned {
+            self.failure_warned = true;
+            effects.push(Effect::Warn(round_failed_warning(problem)));
+        }
+    }
+
+    /// The outcome of the latest decision round of this session, for `/decisions`.
+    pub fn last_round(&self) -> Option<LastRound> {
+        self.last_round
+    }
+
     fn commit(&mut self, mut round: Round, effects: &mut Vec<Effect>) {
         let Some(branch) = self.branch.as_mut() else {
             return;
@@ -671,6 +692,12 @@ impl Session {
                     parts = parts.len(),
                     "round recorded"
                 );
+                if matches!(round.basis, Basis::Scored | Basis::FailOpen) {
+                    self.last_round = Some(LastRound::Recorded {
+                        added: round.tools.len() + round.groups.len(),
+                        candidates: round.scores.len().max(round.considered.len()),
+                    });
+                }
                 effects.extend(parts.into_iter().map(Effect::AppendEntry));
                 branch.apply_round(&round, None, None);
                 self.rebuild_index();
@@ -700,8 +727,12 @@ impl Session {
         if let InventoryRead::Tools(tools) = event.inventory {
             self.set_inventory(tools);
         }
-        if let BoundaryKind::Prompt { text: Some(text) } = &event.kind {
-            self.task_text = Some(bounded_text(text));
+        if let BoundaryKind::Prompt { text } = &event.kind {
+            // A new prompt: its first failed decision is reported again.
+            self.failure_warned = false;
+            if let Some(text) = text {
+                self.task_text = Some(bounded_text(text));
+            }
         }
         if !self.filtering_on() {
             self.filtering_seen_off = true;
@@ -720,10 +751,20 @@ impl Session {
             self.baseline(&mut effects);
             self.record_allowlist_grants(&mut effects);
             self.decide_round(&event.kind, &mut effects);
+            if event.kind == BoundaryKind::ToolRound {
+                self.late_arrivals_at_tool_round(&mut effects);
+            }
         }
         self.filtering_seen_off = false;
         let new_run = matches!(event.kind, BoundaryKind::Prompt { .. });
-        self.reconcile(&event.active, new_run, &mut effects);
+        if self.switch_unknown() && !self.branch_has_ledger() {
+            // The switch cannot be read on a branch that never filtered: calls are gated, but
+            // Pi's active set is left as it is, so the model sees every tool it declares, and
+            // switching filtering on later keeps them (as when it was off).
+            self.note_conversation(&event.kind);
+        } else {
+            self.reconcile(&event.active, new_run, &mut effects);
+        }
         if matches!(event.kind, BoundaryKind::Prompt { .. }) {
             effects.push(Effect::Notice(self.notice()));
         }
@@ -815,37 +856,58 @@ impl Session {
     }
 
     /// Allowlisted tools and groups are recorded by name and canonical key, so removing the entry
-    /// later never takes away availability the branch already had.
+    /// later never takes away availability the branch already had. So are the groups a pin
+    /// promotes in `mcp` mode (a tool pinned by name, in a group whose members share one scope),
+    /// and pinned MCP servers with no tool in the registry (resource-only or disconnected) in the
+    /// scope of their file, or Global when their origin is unknown: all in the v1 field
+    /// `allowlistGroups`, so ledgers written before and after fold alike.
     fn record_allowlist_grants(&mut self, effects: &mut Vec<Effect>) {
         let (Some(branch), Some(tools)) = (&self.branch, &self.inventory) else {
             return;
         };
         let (classes, scopes) = (&self.classes, &self.group_scopes);
+        let promotes = self.settings.tools.mode == Mode::Mcp;
         let mut names = Vec::new();
         let mut groups: BTreeSet<GroupKey> = BTreeSet::new();
+        let mut registered: HashSet<&GroupKey> = HashSet::new();
         for (tool, class) in tools.iter().zip(classes) {
             if class.kind.is_internal() {
                 continue;
             }
             let list = self.allowlists.for_scope(class.scope);
-            if list.has_tool(&tool.name) && !branch.is_tool_available(&tool.name) {
+            let pinned = list.has_tool(&tool.name);
+            if pinned && !branch.is_tool_available(&tool.name) {
                 names.push(tool.name.clone());
             }
             if let Some(g) = &class.group {
+                registered.insert(&g.key);
                 let single = scopes.get(&g.key).and_then(|s| s.single());
-                if single.is_some_and(|s| self.allowlists.for_scope(s).has_group(&g.key))
-                    && !branch.is_group_available(&g.key)
-                {
+                let group_pinned =
+                    single.is_some_and(|s| self.allowlists.for_scope(s).has_group(&g.key));
+                let promoted = promotes && pinned && single.is_some();
+                if (group_pinned || promoted) && !branch.is_group_available(&g.key) {
                     groups.insert(g.key.clone());
                 }
             }
         }
-        // Resource-only MCP servers known from the configs, pinned in their file scope.
-        for (name, scope) in &self.mcp_origins {
-            let key = GroupKey::for_mcp_server(name);
-            if self.allowlists.for_scope(*scope).has_group(&key) && !branch.is_group_available(&key)
-            {
-                groups.insert(key);
+        // Pinned MCP servers with no tool in the registry, admitted (as the gate admits them)
+        // in the scope of their file, or Global when the origin is unknown.
+        for (scope, list) in [
+            (Scope::Global, &self.allowlists.global),
+            (Scope::Project, &self.allowlists.project),
+        ] {
+            for key in &list.groups {
+                if registered.contains(key) || key.mcp_server_part().is_none() {
+                    continue;
+                }
+                let origin = self
+                    .mcp_origins
+                    .iter()
+                    .find(|(name, _)| GroupKey::for_mcp_server(name) == *key)
+                    .map_or(Scope::Global, |(_, s)| *s);
+                if origin == scope && !branch.is_group_available(key) {
+                    groups.insert(key.clone());
+                }
             }
         }
         if names.is_empty() && groups.is_empty() {
@@ -985,6 +1047,83 @@ impl Session {
         self.commit(round, effects);
     }
 
+    /// A completed tool round, in every cadence: candidates nobody has considered on the branch
+    /// that Pi declares (a direct tool of an MCP server that connected during the run) are
+    /// scored now, when first met, against the task's prompt (the first prompt in `initial`
+    /// cadence), or recorded unscored (and so available) when nothing may be scored. Pi rejects a
+    /// call to a tool missing from its active set before `tool_call`, so a lazy score could
+    /// never rescue one that the reconcile takes out without an entry. Indirect tools stay for
+    /// their first call. With no prompt to score against, nothing is scored (fail closed).
+    fn late_arrivals_at_tool_round(&mut self, effects: &mut Vec<Effect>) {
+        let (Some(mut set), Some(branch), Some(tools)) =
+            (self.candidate_set(), &self.branch, &self.inventory)
+        else {
+            return;
+        };
+        let mode = self.settings.tools.mode;
+        set.candidates.retain(|c| {
+            !considered(branch, mode, &c.key)
+                && !self.lazy_jobs.contains_key(c.key.as_str())
+                && c.members
+                    .iter()
+                    .any(|&i| tools.get(i).is_some_and(|t| t.exposure.is_declared()))
+        });
+        if set.candidates.is_empty() {
+            return;
+        }
+        let id = self.next_round_id();
+        if !self.can_score() {
+            let round = rounds::unscored_round(id, mode, Boundary::ToolRound, &set);
+            self.commit(round, effects);
+            return;
+        }
+        let Some(text) = cadence::lazy_prompt(
+            self.settings.tools.cadence,
+            self.first_prompt_text.as_deref(),
+            self.task_text.as_deref(),
+        )
+        .map(str::to_owned) else {
+            return;
+        };
+        let decision = self.settings.decision.clone();
+        if decision.provider != DecisionProvider::Embedded {
+            self.start_job(id, Boundary::ToolRound, set, &text, None, None, effects);
+            return;
+        }
+        // Scored among every current candidate, so a score means what a prompt's would.
+        let Some(all) = self.candidate_set() else {
+            return;
+        };
+        let tools = self.inventory.as_deref().unwrap_or_default();
+        let every = rounds::embedded_scores(tools, &all.candidates, &text);
+        let scores = set
+            .candidates
+            .iter()
+            .map(|c| {
+                all.candidates
+                    .iter()
+                    .position(|a| a.key == c.key)
+                    .map(|p| every[p])
+            })
+            .collect();
+        let cap = rounds::cap(mode, decision.max_new_tools, decision.max_new_groups);
+        let round = rounds::scored_round(
+            id,
+            mode,
+            Boundary::ToolRound,
+            &set,
+            Ok(scores),
+            self.generation,
+            self.generation,
+            decision.threshold,
+            cap,
+            decision.fail_mode,
+        );
+        if let Ok(round) = round {
+            self.commit(round, effects);
+        }
+    }
+
     /// Hands a round to a decision model outside the Session: builds its bounded requests, keeps
     /// the round pending under the current generation, and asks the host for the answers.
     #[allow(clippy::too_many_arguments)]
@@ -1081,7 +1220,7 @@ impl Session {
         match finished {
             Ok(mut round) => {
                 if round.basis == pcd_ledger::Basis::FailOpen {
-                    effects.push(Effect::Warn(round_problem(RoundProblem::FailedOpen)));
+                    self.warn_failure(RoundProblem::FailedOpen, &mut effects);
                 }
                 if pending.boundary == Boundary::InitialPrompt {
                     rounds::mark_first_prompt(&mut round);
@@ -1093,6 +1232,7 @@ impl Session {
                 }
             }
             Err(not) => {
+                let superseded = matches!(not, NotCommitted::Superseded { .. });
                 let problem = match not {
                     NotCommitted::Superseded { .. } => RoundProblem::Superseded,
                     NotCommitted::Failed(RoundFailure::Cancelled) => RoundProblem::Cancelled,
@@ -1101,9 +1241,19 @@ impl Session {
                     }
                     NotCommitted::Failed(RoundFailure::Model) => RoundProblem::Failed,
                 };
-                effects.push(Effect::Warn(round_problem(problem)));
+                if superseded {
+                    effects.push(Effect::Warn(round_problem(problem)));
+                } else {
+                    self.last_round = Some(LastRound::Problem(problem));
+                    self.warn_failure(problem, &mut effects);
+                }
                 if let Some((_, id)) = pending.lazy {
                     self.lazy.failed(id);
+                }
+                // What overtook it (a save, a disable, a mode change, a branch move) is followed
+                // by its own boundary, which reconciles from what the branch has then.
+                if superseded {
+                    return effects;
                 }
             }
         }
@@ -1301,10 +1451,11 @@ impl Session {
         self.jobs.len()
     }
 
-    /// Re-applies the restriction: removes from Pi's active set every tool the gate would not
-    /// allow (only ever tools this extension decided against), and restores tools it removed that
-    /// are allowed now. Pi's order is kept; restored tools follow in inventory order.
+    /// Re-applies the restriction: takes out of Pi's active set every tool the gate would not
+    /// allow, and puts back the tools this extension withholds that are allowed now (see
+    /// [`ownership`]).
     fn reconcile(&mut self, active: &[String], new_run: bool, effects: &mut Vec<Effect>) {
+        let mut ownership = std::mem::take(&mut self.ownership);
         let ctx = self.gate_context();
         let registry = self.registry.as_ref();
         // Internal tools (the resource tools, routed per call, included) stay declared, and so
@@ -1314,103 +1465,23 @@ impl Session {
             registry.is_some_and(|r| r.is_internal(name) || r.is_unrecordable(name))
                 || decide(&ctx, &Call::tool(name)) == Verdict::Allow
         };
-        let mut next: Vec<String> = Vec::with_capacity(active.len());
-        let mut removed_now = Vec::new();
-        for name in active {
-            if allowed(name) {
-                next.push(name.clone());
-            } else {
-                removed_now.push(name.clone());
-            }
-        }
-        let active_set: HashSet<&str> = active.iter().map(String::as_str).collect();
-        let registered = self.registered_names();
-        let mut restore = Vec::new();
-        let mut still_removed = Vec::new();
-        for name in &self.removed {
-            if !registered.contains(name.as_str()) {
-                continue;
-            }
-            if allowed(name) {
-                if !active_set.contains(name.as_str()) {
-                    restore.push(name.clone());
-                }
-            } else {
-                still_removed.push(name.clone());
-            }
-        }
-        if new_run {
-            let mut lost: Vec<&String> = self
-                .restored
-                .iter()
-                .filter(|n| {
-                    registered.contains(n.as_str())
-                        && !active_set.contains(n.as_str())
-                        && !restore.contains(n)
-                        && allowed(n)
-                })
-                .collect();
-            lost.sort();
-            restore.extend(lost.into_iter().cloned());
-        }
-        let order: Vec<&str> = self
-            .inventory
-            .iter()
-            .flatten()
-            .map(|t| t.name.as_str())
-            .collect();
-        let position: std::collections::HashMap<&str, usize> =
-            order.iter().enumerate().map(|(i, n)| (*n, i)).collect();
-        restore.sort_by_key(|n| position.get(n.as_str()).copied());
-        self.restored.extend(restore.iter().cloned());
-        next.extend(restore);
-        let mut seen: HashSet<String> = still_removed.iter().cloned().collect();
-        for name in &removed_now {
-            self.restored.remove(name);
-        }
-        for name in removed_now {
-            if seen.insert(name.clone()) {
-                still_removed.push(name);
-            }
-        }
-        self.removed = still_removed;
-        if next != active {
-            self.active_changes += 1;
-            tracing::info!(
-                before = active.len(),
-                after = next.len(),
-                changes = self.active_changes,
-                "active set re-applied"
-            );
+        let tools = self.inventory.as_deref().unwrap_or_default();
+        let next = ownership.reconcile(tools, &self.classes, active, new_run, allowed);
+        self.ownership = ownership;
+        if let Some(next) = next {
             effects.push(Effect::SetActiveTools(next));
         }
     }
 
-    /// The names of the tools in the registry snapshot.
-    fn registered_names(&self) -> HashSet<&str> {
-        self.inventory
-            .iter()
-            .flatten()
-            .map(|t| t.name.as_str())
-            .collect()
-    }
-
-    /// Filtering is off: every tool this extension removed comes back, nothing else changes.
+    /// Filtering is off: every tool this extension withholds comes back, nothing else changes.
     fn restore_all(&mut self, active: &[String], effects: &mut Vec<Effect>) {
-        if self.removed.is_empty() {
+        if !self.ownership.needs_registry_while_off() {
             return;
         }
-        let removed = std::mem::take(&mut self.removed);
-        let registered = self.registered_names();
-        let mut next = active.to_vec();
-        let mut present: HashSet<String> = active.iter().cloned().collect();
-        for name in removed {
-            if registered.contains(name.as_str()) && present.insert(name.clone()) {
-                next.push(name);
-            }
-        }
-        if next != active {
-            self.active_changes += 1;
+        let Some(tools) = self.inventory.as_deref() else {
+            return;
+        };
+        if let Some(next) = self.ownership.release(tools, &self.classes, active) {
             effects.push(Effect::SetActiveTools(next));
         }
     }

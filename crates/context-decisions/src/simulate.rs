@@ -51,6 +51,9 @@
 //! `{"type": "test_decided", "job": N, "answers": [ … ]}` run `/decisions test`;
 //! `{"type": "decisions_list", "tools"?: [ … ]}` is the registry read of `/decisions tools list`.
 //!
+//! A `session_start` or `reload` line also carries `warnings` when the start gave any (a branch
+//! whose ledger does not fold, say so: the same sentence Pi shows).
+//!
 //! An event may carry `"expect"`: the fields its printed line should have (`effects`, `verdict`,
 //! `reason`, `job`, `text`), as a recording writes them; [`check`] compares.
 
@@ -228,7 +231,8 @@ impl Sim {
         }
     }
 
-    fn start(&mut self, reason: StartReason, event: &Value) -> Result<(), ScriptError> {
+    /// A new `Session` over the branch; returns the warnings its start gives.
+    fn start(&mut self, reason: StartReason, event: &Value) -> Result<Vec<String>, ScriptError> {
         self.starts += 1;
         if let Some(s) = event.get("settings") {
             self.settings = settings_from(Some(s));
@@ -251,7 +255,7 @@ impl Sim {
             Some(n) => n.to_owned(),
             None => format!("sim{}", self.starts),
         };
-        let (session, _) = Session::start(StartEvent {
+        let (session, effects) = Session::start(StartEvent {
             reason,
             nonce,
             settings: self.settings.clone(),
@@ -260,7 +264,7 @@ impl Sim {
             branch,
         });
         self.session = session;
-        Ok(())
+        Ok(crate::commands::start_warnings(&effects))
     }
 
     /// The branch given in full (a recording's): it becomes the simulator's, its last entry the
@@ -431,12 +435,19 @@ pub fn run(script: &Value) -> Result<Vec<Value>, ScriptError> {
                     Some("reload") => StartReason::Reload,
                     _ => StartReason::Startup,
                 };
-                sim.start(reason, event).map_err(|e| e.in_event(i))?;
+                let warnings = sim.start(reason, event).map_err(|e| e.in_event(i))?;
+                if !warnings.is_empty() {
+                    line["warnings"] = json!(warnings);
+                }
                 sim.boundary(BoundaryKind::Reconcile)
             }
             "reload" => {
-                sim.start(StartReason::Reload, event)
+                let warnings = sim
+                    .start(StartReason::Reload, event)
                     .map_err(|e| e.in_event(i))?;
+                if !warnings.is_empty() {
+                    line["warnings"] = json!(warnings);
+                }
                 sim.boundary(BoundaryKind::Reconcile)
             }
             "before_agent_start" => {
@@ -708,5 +719,46 @@ mod tests {
             err.to_string(),
             "`mcpOrigins` entry 0 must be [name, \"global\"|\"project\"]"
         );
+    }
+}
+
+#[cfg(test)]
+mod start_warning_tests {
+    use super::*;
+
+    /// A script whose branch holds an edited round: the start line says that the ledger does
+    /// not fold, as Pi's session does, and the edit grants nothing.
+    #[test]
+    fn a_start_on_a_ledger_that_does_not_fold_prints_its_warning() {
+        let mut round = pcd_ledger::Round::new(
+            "r1",
+            pcd_model::Mode::Tools,
+            pcd_ledger::Boundary::InitialPrompt,
+            pcd_ledger::Basis::Scored,
+        );
+        round.tools = vec!["web_fetch".into()];
+        let mut data = pcd_ledger::encode_round(&round).unwrap().remove(0);
+        data["tools"] = json!(["web_fetch", "web_search"]);
+        let script = json!({
+            "settings": {"tools": {"enabled": true}, "decision": {"provider": "embedded"}},
+            "tools": [
+                {"name": "web_search", "description": "Search the web.",
+                 "sourceInfo": {"path": "/x/web.ts", "source": "auto", "scope": "user", "origin": "top-level"}},
+            ],
+            "events": [
+                {"type": "session_start", "reason": "resume", "branch": [
+                    {"type": "custom", "customType": pcd_ledger::CUSTOM_TYPE, "data": data,
+                     "id": "00000001", "parentId": null},
+                ]},
+                {"type": "tool_call", "toolName": "web_search", "input": {}},
+            ],
+        });
+        let lines = run(&script).unwrap();
+        let warnings = lines[0]["warnings"].as_array().expect("the start warns");
+        assert!(warnings[0]
+            .as_str()
+            .unwrap()
+            .contains("could not be trusted"));
+        assert_eq!(lines[1]["verdict"], "block", "{}", lines[1]);
     }
 }

@@ -127,7 +127,13 @@ impl ToolsDialog {
         warnings: &mut Vec<String>,
     ) -> ToolsDialog {
         warnings.extend(reload(session, agent_dir, cwd));
-        let rows = crate::views::inventory_view(session).rows;
+        // Off means off: while tool filtering is off the editors show the saved names only
+        // (the host did not read Pi's registry, and a snapshot from earlier is not shown).
+        let rows = if session.filtering_on() {
+            crate::views::inventory_view(session).rows
+        } else {
+            Vec::new()
+        };
         let settings = session.settings();
         let tab = ToolsTab::new(
             &settings.tools,

@@ -6,6 +6,45 @@ use pcd_ledger::{Basis, Boundary};
 use pcd_model::{Mode, RemedyList, ToolKind};
 use pcd_ui_text::{Availability, Boundary as ShownBoundary, Filtering, InventoryView, ToolRow};
 
+/// The reply to `/decisions tools list` or `/decisions mcp list`. Off means off: while tool
+/// filtering is off it names the saved allowlists only, from the settings, and the host need not
+/// (and must not) read Pi's registry for it.
+pub fn list_text(session: &Session, command: pcd_ui_text::ListCommand) -> String {
+    if !session.filtering_on() {
+        return pcd_ui_text::list_while_off(
+            command,
+            &session.settings().tools,
+            &session.allowlists().project,
+        );
+    }
+    let view = inventory_view(session);
+    match command {
+        pcd_ui_text::ListCommand::Mcp => pcd_ui_text::mcp_list(&view),
+        pcd_ui_text::ListCommand::Tools => pcd_ui_text::tools_list(&view),
+    }
+}
+
+/// Pi's footer status: how many of the registered external tools are available on this branch
+/// now (`tools 13/23`); none while tool filtering is off or before the registry was read.
+pub fn footer_status(session: &Session) -> Option<String> {
+    if !session.filtering_on() {
+        return None;
+    }
+    let tools = session.inventory()?;
+    let mut external = 0;
+    let mut available = 0;
+    for (tool, class) in tools.iter().zip(session.classes()) {
+        if class.kind.is_internal() {
+            continue;
+        }
+        external += 1;
+        if session.is_allowed(&tool.name) {
+            available += 1;
+        }
+    }
+    Some(pcd_ui_text::tools_status(available, external))
+}
+
 /// The view of every tool the session's snapshot holds.
 pub fn inventory_view(session: &Session) -> InventoryView {
     let on = session.filtering_on();

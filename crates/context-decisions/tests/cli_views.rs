@@ -104,3 +104,51 @@ fn list_json_has_a_stable_availability_code_per_row() {
         (Some(2), Some(2))
     );
 }
+
+/// A session file whose only round was edited after it was written (its digest no longer
+/// matches): the branch's ledger does not fold.
+fn tampered_session(dir: &std::path::Path) -> PathBuf {
+    use pcd_ledger::{encode_round, Basis, Boundary, Round, CUSTOM_TYPE};
+    let mut round = Round::new(
+        "r1",
+        pcd_model::Mode::Tools,
+        Boundary::InitialPrompt,
+        Basis::Scored,
+    );
+    round.tools = vec!["web_fetch".into()];
+    round.considered = vec!["web_fetch".into(), "web_search".into()];
+    let mut data = encode_round(&round).unwrap().remove(0);
+    data["tools"] = serde_json::json!(["web_fetch", "web_search"]);
+    let lines = [
+        serde_json::json!({"type": "session", "version": 3, "id": "s1", "timestamp": "2026-11-30T00:00:00.000Z", "cwd": "/w"}),
+        serde_json::json!({"type": "custom", "customType": CUSTOM_TYPE, "data": data, "id": "00000001", "parentId": null, "timestamp": "2026-11-30T00:00:01.000Z"}),
+        serde_json::json!({"type": "message", "message": {"role": "user", "content": "fetch it"}, "id": "00000002", "parentId": "00000001", "timestamp": "2026-11-30T00:00:02.000Z"}),
+    ];
+    let path = dir.join("tampered.jsonl");
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn list_and_gate_say_when_the_ledger_does_not_fold() {
+    let dir = agent_with(
+        r#"{"tools":{"enabled":true},"decision":{"provider":"embedded"},"ledger-warning-test":1}"#,
+    );
+    let session = tampered_session(&dir);
+    let session = session.to_str().unwrap();
+    let (code, json) = run(&dir, &["list", "tools", "--session", session, "--json"]);
+    assert_eq!(code, Some(0));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let warnings = v["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("could not be trusted")),
+        "{v}"
+    );
+    let call = r#"{"toolName":"web_search","input":{}}"#;
+    let (code, text) = run(&dir, &["gate", "--session", session, "--call", call]);
+    assert_eq!(code, Some(1), "the edited grant widens nothing: {text}");
+    assert!(text.contains("could not be trusted"), "{text}");
+}

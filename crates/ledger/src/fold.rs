@@ -122,6 +122,16 @@ impl BranchState {
         self.considered_groups.contains(key.as_str())
     }
 
+    /// Every tool name a `tools`-mode round considered, in no particular order.
+    pub fn considered_tools(&self) -> impl Iterator<Item = &str> + '_ {
+        self.considered_tools.iter().map(|s| &**s)
+    }
+
+    /// Every group key an `mcp`-mode round considered, in no particular order.
+    pub fn considered_groups(&self) -> impl Iterator<Item = &str> + '_ {
+        self.considered_groups.iter().map(|s| &**s)
+    }
+
     /// The cached score of a candidate for the current task (rounds since the last prompt
     /// boundary), for `tool-round` cadence: a tool name in `tools` mode, a group key in `mcp`.
     pub fn cached_score(&self, mode: Mode, candidate: &str) -> Option<Score> {

@@ -194,6 +194,17 @@ pub struct Mirror {
     conn: Connection,
 }
 
+/// A database path is a regular file or nothing yet: SQLite would wait forever on a FIFO that
+/// no one writes to, so what is there is checked first, opened without blocking.
+fn database_file_or_none(path: &Path) -> Result<(), MirrorError> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(());
+    }
+    pcd_bounded_read::open_bounded(path, u64::MAX, pcd_bounded_read::Follow::Symlinks)
+        .map(drop)
+        .map_err(MirrorError::File)
+}
+
 impl Mirror {
     /// Opens (creating if needed) the mirror at `path`, in WAL mode, waiting up to
     /// [`DEFAULT_BUSY_TIMEOUT`] for another connection's lock.
@@ -208,6 +219,7 @@ impl Mirror {
         path: &Path,
         busy_timeout: Duration,
     ) -> Result<Mirror, MirrorError> {
+        database_file_or_none(path)?;
         let conn = Connection::open(path)?;
         conn.busy_timeout(busy_timeout)?;
         Mirror::init(conn)
@@ -222,6 +234,7 @@ impl Mirror {
             Err(e) => return Err(e.into()),
             Ok(_) => {}
         }
+        database_file_or_none(path)?;
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,

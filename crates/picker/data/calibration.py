@@ -13,7 +13,8 @@ every need (a tool or an accepted alternative) is made available, weighted per s
 penalties where coding-only prompts exposing nothing fall under 90%, near-miss prompts under 60%,
 bfcl's irrelevance prompts under 70%, and tools exposed per prompt rise over 2.5. A logistic fit
 gives the start; a seeded random search refines it (first free, then with the log-rank and best-
-strength weights held at 0 so that scores never rise down the ranking). The test halves are
+strength weights held at 0; the scorer caps each score below the one above it, so scores
+never rise down the ranking). The test halves are
 never read here.
 
 Usage: python3 calibration.py DUMP_DIR   (DUMP_DIR holds NAME-MODE.jsonl dumps)

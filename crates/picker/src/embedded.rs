@@ -82,6 +82,19 @@ pub struct Calibration {
 }
 
 impl Calibration {
+    /// Whether scores can only fall down the ranking by raw evidence: every weight on a
+    /// candidate's own evidence is non-negative (coverage and strength grow with the raw score),
+    /// none is on the name's share, and rank weighs nothing or counts against. The other
+    /// features are the prompt's, the same for every candidate.
+    pub fn is_monotone(&self) -> bool {
+        self.strength >= 0.0
+            && self.coverage >= 0.0
+            && self.relative >= 0.0
+            && self.coverage_relative >= 0.0
+            && self.name_share == 0.0
+            && self.log_rank <= 0.0
+    }
+
     /// The number of weights [`Calibration::from_weights`] takes.
     pub const WEIGHTS: usize = 13;
 
@@ -483,6 +496,11 @@ impl EmbeddedIndex {
     /// whole prompt (its rank, its share of the best raw score, the prompt's own figures): a
     /// grouped candidate's is its best document's.
     pub fn candidate_evidence(&self, prompt: &str) -> Vec<Evidence> {
+        self.evidence_in_context(prompt, true)
+    }
+
+    /// [`EmbeddedIndex::candidate_evidence`], with ranks only when `ranked` (they take a sort).
+    fn evidence_in_context(&self, prompt: &str, ranked: bool) -> Vec<Evidence> {
         let per_doc = self.evidence(prompt);
         let mut out = if self.owner.is_empty() {
             per_doc
@@ -496,19 +514,28 @@ impl EmbeddedIndex {
             }
             best
         };
-        let mut order: Vec<usize> = (0..out.len()).filter(|&i| out[i].raw > 0.0).collect();
-        // Ties keep candidate order, as the ranking everywhere else does.
-        order.sort_by(|&a, &b| out[b].raw.total_cmp(&out[a].raw).then(a.cmp(&b)));
-        let Some(&top) = order.first() else {
+        // The best and the second by raw score, ties to the earlier candidate.
+        let (mut top, mut second) = (None::<usize>, 0.0f64);
+        for (i, e) in out.iter().enumerate() {
+            if e.raw <= 0.0 {
+                continue;
+            }
+            match top {
+                Some(t) if e.raw <= out[t].raw => second = second.max(e.raw),
+                Some(t) => {
+                    second = out[t].raw;
+                    top = Some(i);
+                }
+                None => top = Some(i),
+            }
+        }
+        let Some(top) = top else {
             return out;
         };
         let best = out[top];
-        let second = order.get(1).map_or(0.0, |&i| out[i].raw);
         let local_file = names_a_file(prompt);
         let candidates = u32::try_from(out.len()).unwrap_or(u32::MAX);
-        for (rank, &i) in order.iter().enumerate() {
-            let e = &mut out[i];
-            e.rank = u32::try_from(rank + 1).unwrap_or(u32::MAX);
+        for e in out.iter_mut().filter(|e| e.raw > 0.0) {
             e.relative = e.raw / best.raw;
             e.best_coverage = best.coverage;
             e.best_strength = best.strength;
@@ -516,7 +543,23 @@ impl EmbeddedIndex {
             e.candidates = candidates;
             e.local_file = local_file;
         }
+        if ranked {
+            for (rank, i) in Self::raw_order(&out).into_iter().enumerate() {
+                out[i].rank = u32::try_from(rank + 1).unwrap_or(u32::MAX);
+            }
+        }
         out
+    }
+
+    /// The candidates with any evidence, best raw score first, ties in candidate order.
+    fn raw_order(evidence: &[Evidence]) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..evidence.len())
+            .filter(|&i| evidence[i].raw > 0.0)
+            .collect();
+        // Unstable is enough: no two keys are equal once the index breaks ties.
+        order
+            .sort_unstable_by(|&a, &b| evidence[b].raw.total_cmp(&evidence[a].raw).then(a.cmp(&b)));
+        order
     }
 
     /// The calibrated score in [0, 1] of a candidate's evidence, as
@@ -525,38 +568,68 @@ impl EmbeddedIndex {
         if evidence.raw <= 0.0 {
             return 0.0;
         }
+        sigmoid(self.prompt_part(evidence) + self.candidate_part(evidence))
+    }
+
+    /// The part of the calibration's sum that is the prompt's, the same for every candidate.
+    fn prompt_part(&self, e: &Evidence) -> f64 {
         let c = self.calibration;
-        let e = evidence;
-        let x = c.bias
-            + c.strength * e.strength
-            + c.coverage * e.coverage
-            + c.name_share * e.name_share
-            + c.relative * e.relative
-            + c.log_rank * f64::from(e.rank.max(1)).ln()
+        c.bias
             + c.best_coverage * e.best_coverage
             + c.best_strength * e.best_strength
             + c.gap * e.gap
-            + c.coverage_relative * e.coverage * e.relative
             + c.log_candidates * f64::from(e.candidates.max(1)).ln()
-            + c.local_file * f64::from(u8::from(e.local_file));
-        sigmoid(x)
+            + c.local_file * f64::from(u8::from(e.local_file))
+    }
+
+    /// The part of the calibration's sum that is the candidate's own.
+    fn candidate_part(&self, e: &Evidence) -> f64 {
+        let c = self.calibration;
+        let rank = if c.log_rank == 0.0 {
+            0.0
+        } else {
+            c.log_rank * f64::from(e.rank.max(1)).ln()
+        };
+        c.strength * e.strength
+            + c.coverage * e.coverage
+            + c.name_share * e.name_share
+            + c.relative * e.relative
+            + c.coverage_relative * e.coverage * e.relative
+            + rank
     }
 
     /// Every candidate's score in [0, 1] for `prompt`, in candidate order; 0 for a candidate that
-    /// shares no term with it. Scores never rise down the ranking by raw evidence: a candidate
-    /// scores at most what every candidate with more evidence scores, so the calibration decides
-    /// how far down the ranking the threshold reaches, never the order.
+    /// shares no term with it. Scores never rise down the ranking by raw evidence (a calibration
+    /// that is not [monotone](Calibration::is_monotone), the shipped one among them, is capped
+    /// so), so the calibration decides how far down the ranking the threshold reaches, never the
+    /// order.
     pub fn scores(&self, prompt: &str) -> Vec<f64> {
-        let evidence = self.candidate_evidence(prompt);
-        let mut scores: Vec<f64> = evidence.iter().map(|e| self.calibrate(e)).collect();
-        let mut ranked: Vec<usize> = (0..evidence.len())
-            .filter(|&i| evidence[i].rank > 0)
+        let monotone = self.calibration.is_monotone();
+        let evidence =
+            self.evidence_in_context(prompt, !monotone || self.calibration.log_rank != 0.0);
+        // Every candidate with evidence shares the prompt's part of the sum: computed once.
+        let Some(any) = evidence.iter().find(|e| e.raw > 0.0) else {
+            return vec![0.0; evidence.len()];
+        };
+        let prompt_part = self.prompt_part(any);
+        let mut scores: Vec<f64> = evidence
+            .iter()
+            .map(|e| {
+                if e.raw > 0.0 {
+                    sigmoid(prompt_part + self.candidate_part(e))
+                } else {
+                    0.0
+                }
+            })
             .collect();
-        ranked.sort_unstable_by_key(|&i| evidence[i].rank);
-        // Strictly below the one above, by far less than anything shown or recorded (three
-        // decimals), so equal ceilings never reorder candidates.
+        if monotone {
+            return scores;
+        }
+        // A calibration that could reorder: each score is capped strictly below the one above
+        // it, by far less than anything shown or recorded (three decimals), so equal ceilings
+        // never reorder candidates either.
         let mut ceiling = 1.0f64;
-        for i in ranked {
+        for i in Self::raw_order(&evidence) {
             ceiling = scores[i].min(ceiling - ORDER_STEP).max(0.0);
             scores[i] = ceiling;
         }
@@ -706,8 +779,8 @@ mod tests {
         )
     }
 
-    fn fixture() -> EmbeddedIndex {
-        index(&[
+    fn fixture_tools() -> [(&'static str, &'static str); 8] {
+        [
             (
                 "get_weather_forecast",
                 "Get the weather forecast for a city.",
@@ -728,7 +801,86 @@ mod tests {
             ),
             ("stock_price", "Look up the latest price of a stock ticker."),
             ("read_pdf", "Extract the text of a PDF document."),
-        ])
+        ]
+    }
+
+    fn fixture() -> EmbeddedIndex {
+        index(&fixture_tools())
+    }
+
+    #[test]
+    fn scores_never_rise_down_the_raw_ranking() {
+        let prompts = [
+            "send an email about the weather forecast",
+            "search flights and translate the text",
+            "price of the stock and the text of a PDF",
+        ];
+        // The shipped calibration (it weighs the name's share, which the raw score already
+        // counts, slightly against), and one that weighs the name's share and the rank hard
+        // against the order: the order by raw evidence holds for both.
+        let reordering = Calibration {
+            name_share: -3.0,
+            log_rank: 2.0,
+            ..Calibration::default()
+        };
+        assert!(!reordering.is_monotone());
+        let names: Vec<Vec<String>> = fixture_tools()
+            .iter()
+            .map(|t| vec![t.0.to_owned()])
+            .collect();
+        let other = EmbeddedIndex::build_with(
+            fixture_tools()
+                .iter()
+                .zip(&names)
+                .map(|(t, n)| CandidateText {
+                    names: n,
+                    label: "",
+                    description: t.1,
+                }),
+            FieldWeights::default(),
+            reordering,
+        );
+        for idx in [fixture(), other] {
+            for prompt in prompts {
+                let evidence = idx.candidate_evidence(prompt);
+                let scores = idx.scores(prompt);
+                let order = EmbeddedIndex::raw_order(&evidence);
+                assert!(order.len() >= 2, "{prompt}");
+                for pair in order.windows(2) {
+                    assert!(
+                        scores[pair[0]] > scores[pair[1]]
+                            || evidence[pair[0]].raw == evidence[pair[1]].raw
+                                && scores[pair[0]] >= scores[pair[1]],
+                        "{prompt}: {scores:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_prompt_that_names_a_file_is_work_for_the_built_in_tools() {
+        for prompt in [
+            "add logging to the retry loop in client.rs",
+            "our .github/workflows/ci.yml runs the test job twice",
+            "see `src/app.tsx`, line 40",
+            "fix the typo in README.md.",
+        ] {
+            assert!(names_a_file(prompt), "{prompt}");
+        }
+        for prompt in [
+            "fetch https://example.com/docs/index.html and summarize it",
+            "what's new on www.example.com/a.js",
+            "summarise the release notes",
+            "the .rs files",
+            "version 1.2.3",
+        ] {
+            assert!(!names_a_file(prompt), "{prompt}");
+        }
+        let idx = fixture();
+        let plain = idx.scores("translate this text into German");
+        let file = idx.scores("translate this text in strings.json into German");
+        assert!(file[5] < plain[5], "{plain:?} {file:?}");
     }
 
     #[test]

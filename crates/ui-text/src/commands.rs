@@ -2,8 +2,9 @@
 //! status it prints where Pi has no interactive terminal, and `/decisions test`.
 
 use crate::reports::json_number;
+use crate::rounds::{round_problem_code, RoundProblem};
 use crate::settings_tab::{cadence_text, mode_text, tools_tab};
-use crate::words::{code, thousands};
+use crate::words::{code, count, thousands};
 use pcd_model::{bound_label, DecisionProvider, DecisionSettings, ScopedAllowlist, ToolsSettings};
 
 /// Which command was given an argument it does not take.
@@ -84,6 +85,7 @@ pub fn decisions_status(
     tools: &ToolsSettings,
     decision: &DecisionSettings,
     project: &ScopedAllowlist,
+    last_round: Option<LastRound>,
 ) -> String {
     let model = match decision.provider {
         DecisionProvider::None => "none (every tool stays available)".to_owned(),
@@ -97,50 +99,126 @@ pub fn decisions_status(
             code(&bound_label(decision.model.as_deref().unwrap_or("")))
         ),
     };
-    let list = |names: Vec<&str>| {
-        if names.is_empty() {
-            return "none".to_owned();
-        }
-        let mut shown: Vec<String> = names
-            .iter()
-            .take(MAX_STATUS_ENTRIES)
-            .map(|n| code(&bound_label(n)))
-            .collect();
-        if names.len() > MAX_STATUS_ENTRIES {
-            shown.push(format!(
-                "and {} more",
-                thousands((names.len() - MAX_STATUS_ENTRIES) as u64)
-            ));
-        }
-        shown.join(", ")
-    };
     let mut lines = vec![format!(
         "Tool filtering: {} · Decide: {} · When: {} · Decision model: {model}",
         if tools.enabled { "On" } else { "Off" },
         mode_text(tools.mode),
         cadence_text(tools.cadence),
     )];
-    for (row, names) in tools_tab(tools, project).iter().skip(3).zip([
-        tools
-            .always_allowed_tools
-            .iter()
-            .map(|t| t.as_str())
-            .collect::<Vec<_>>(),
-        tools
-            .always_allowed_groups
-            .iter()
-            .map(|g| g.as_str())
-            .collect(),
-        project.tools.iter().map(|t| t.as_str()).collect(),
-        project.groups.iter().map(|g| g.as_str()).collect(),
-    ]) {
-        lines.push(format!("{}: {}", row.label, list(names)));
+    if let Some(last) = last_round {
+        lines.push(last_round_text(last));
     }
+    lines.extend(allowlist_lines(tools, project, |_| true));
     lines.push(format!(
         "There is no interactive terminal here, so the Tools tab cannot open. {SETTINGS_FILES} \
          `/decisions tools list` and `/decisions mcp list` show what is available and why."
     ));
     lines.join("\n")
+}
+
+/// Names as the status shows them: at most [`MAX_STATUS_ENTRIES`], then how many more.
+fn names_text(names: Vec<&str>) -> String {
+    if names.is_empty() {
+        return "none".to_owned();
+    }
+    let mut shown: Vec<String> = names
+        .iter()
+        .take(MAX_STATUS_ENTRIES)
+        .map(|n| code(&bound_label(n)))
+        .collect();
+    if names.len() > MAX_STATUS_ENTRIES {
+        shown.push(format!(
+            "and {} more",
+            thousands((names.len() - MAX_STATUS_ENTRIES) as u64)
+        ));
+    }
+    shown.join(", ")
+}
+
+/// One line per saved allowlist (global tools, global groups, project tools, project groups),
+/// those `keep` takes by index, names only.
+fn allowlist_lines(
+    tools: &ToolsSettings,
+    project: &ScopedAllowlist,
+    keep: impl Fn(usize) -> bool,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (index, (row, names)) in tools_tab(tools, project)
+        .iter()
+        .skip(3)
+        .zip([
+            tools
+                .always_allowed_tools
+                .iter()
+                .map(|t| t.as_str())
+                .collect::<Vec<_>>(),
+            tools
+                .always_allowed_groups
+                .iter()
+                .map(|g| g.as_str())
+                .collect(),
+            project.tools.iter().map(|t| t.as_str()).collect(),
+            project.groups.iter().map(|g| g.as_str()).collect(),
+        ])
+        .enumerate()
+    {
+        if keep(index) {
+            lines.push(format!("{}: {}", row.label, names_text(names)));
+        }
+    }
+    lines
+}
+
+/// `/decisions tools list` or `/decisions mcp list` while tool filtering is off: off means the
+/// registry is not read, so the reply says that filtering is off and shows the saved allowlists
+/// of that kind (tool names, or group keys) by name.
+pub fn list_while_off(
+    command: ListCommand,
+    tools: &ToolsSettings,
+    project: &ScopedAllowlist,
+) -> String {
+    let (what, groups) = match command {
+        ListCommand::Tools => ("Tools", false),
+        ListCommand::Mcp => ("MCP servers & extensions", true),
+    };
+    let mut lines = vec![format!(
+        "{what}: tool filtering is off, so every tool is available and Pi's tool registry is not \
+         read. Turn filtering on in `/decisions` (Tools tab) to list each tool with its \
+         availability. The saved allowlists:"
+    )];
+    lines.extend(allowlist_lines(tools, project, |index| {
+        (index % 2 == 1) == groups
+    }));
+    lines.join("\n")
+}
+
+/// The outcome of the latest decision round of this session, as `/decisions` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LastRound {
+    /// It was recorded: `added` of `candidates` candidates were made available.
+    Recorded {
+        /// How many were made available.
+        added: usize,
+        /// How many candidates it considered.
+        candidates: usize,
+    },
+    /// It added nothing (or, with `failMode: open`, everything left), for this reason.
+    Problem(RoundProblem),
+}
+
+/// The line `/decisions` shows about the latest decision round.
+pub fn last_round_text(last: LastRound) -> String {
+    match last {
+        LastRound::Recorded { added, candidates } => format!(
+            "Last decision: {} of {} made available.",
+            thousands(added as u64),
+            count(candidates as u64, "candidate", "candidates")
+        ),
+        LastRound::Problem(problem) => format!(
+            "Last decision: added nothing (reason: {}).",
+            code(round_problem_code(problem))
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -176,7 +254,36 @@ mod tests {
             model: Some("anthropic/claude".into()),
             ..DecisionSettings::default()
         };
-        insta::assert_snapshot!(decisions_status(&tools, &decision, &project));
+        insta::assert_snapshot!(decisions_status(
+            &tools,
+            &decision,
+            &project,
+            Some(LastRound::Recorded {
+                added: 2,
+                candidates: 14
+            })
+        ));
+    }
+
+    #[test]
+    fn lists_while_off_name_the_saved_allowlists_only() {
+        use pcd_model::{parse_group_entry, parse_tool_entry};
+        let tools = ToolsSettings {
+            always_allowed_tools: vec![parse_tool_entry("web_fetch").unwrap()],
+            always_allowed_groups: vec![parse_group_entry("kb").unwrap()],
+            ..ToolsSettings::default()
+        };
+        let project = ScopedAllowlist {
+            tools: vec![parse_tool_entry("db_query").unwrap()],
+            groups: vec![],
+        };
+        insta::assert_snapshot!(format!(
+            "{}\n---\n{}\n---\n{}\n{}",
+            list_while_off(ListCommand::Tools, &tools, &project),
+            list_while_off(ListCommand::Mcp, &tools, &project),
+            last_round_text(LastRound::Problem(RoundProblem::Failed)),
+            crate::rounds::round_failed_warning(RoundProblem::Failed),
+        ));
     }
 
     #[test]
@@ -192,6 +299,7 @@ mod tests {
             &tools,
             &DecisionSettings::default(),
             &ScopedAllowlist::default(),
+            None,
         );
         assert!(text.contains("`t49`, and 10 more"), "{text}");
         assert!(!text.contains("`t50`"));

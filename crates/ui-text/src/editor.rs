@@ -194,9 +194,6 @@ pub struct AllowlistEditor {
     saved: Lists,
     query: String,
     cursor: usize,
-    /// The header toggled by the previous key (if that key was Space on a header), and the
-    /// lists before it: a second Space on it restores them.
-    last_toggle: Option<(usize, Lists)>,
     status: Option<String>,
     ranking: bool,
 }
@@ -310,7 +307,6 @@ impl AllowlistEditor {
             lists,
             query: String::new(),
             cursor: 0,
-            last_toggle: None,
             status: None,
             ranking: false,
         }
@@ -418,7 +414,6 @@ impl AllowlistEditor {
 
     /// Handles one key.
     pub fn handle_key(&mut self, key: Key) -> EditorOutcome {
-        let last_toggle = self.last_toggle.take();
         if key != Key::Save {
             self.status = None;
         }
@@ -439,14 +434,9 @@ impl AllowlistEditor {
                 _ => {}
             },
             Key::Space => match current {
-                Some(Row::GroupHeader(g)) => match last_toggle {
-                    Some((toggled, before)) if toggled == g => self.lists = before,
-                    _ => {
-                        let before = self.lists.clone();
-                        self.toggle_group(g);
-                        self.last_toggle = Some((g, before));
-                    }
-                },
+                // Selecting pins the group key; clearing (from `[x]`, also right after a pin
+                // from `[-]`) removes the pin and every individual pick, as the spec says.
+                Some(Row::GroupHeader(g)) => self.toggle_group(g),
                 Some(Row::Member(g, m)) => self.toggle_member(g, m),
                 Some(Row::Loose(i)) => {
                     let name = self.loose[i].name.clone();

@@ -75,9 +75,9 @@ mod words;
 
 pub use blocked::blocked_reason;
 pub use commands::{
-    check_failed_reason, decision_test, decisions_status, decisions_usage, list_command_usage,
-    not_recorded_reason, DecisionTest, ListCommand, ProbeScores, DECISIONS_COMMAND_DESCRIPTION,
-    MAX_STATUS_ENTRIES,
+    check_failed_reason, decision_test, decisions_status, decisions_usage, last_round_text,
+    list_command_usage, list_while_off, not_recorded_reason, DecisionTest, LastRound, ListCommand,
+    ProbeScores, DECISIONS_COMMAND_DESCRIPTION, MAX_STATUS_ENTRIES,
 };
 pub use display::display_safe;
 pub use editor::{AllowlistEditor, CursorTarget, EditorKind, EditorOutcome, Key};
@@ -97,7 +97,7 @@ pub use program::{
     CallProblem, EndpointProblem, NumberListProblem, QueryProblem, ReadProblem, ScriptFileProblem,
     ScriptProblem, ToolsFileProblem,
 };
-pub use progress::{DECIDING_CONTEXT, RANKING};
+pub use progress::{tools_status, DECIDING_CONTEXT, RANKING};
 pub use recording::{recording_failed, recording_stopped, replay_check, RECORDING_IN_USE};
 pub use replay::{
     audit_mirror_unopened, audit_path_unreadable, audit_usage, mirror_line, replay_footer,
@@ -109,7 +109,10 @@ pub use reports::{
     origins_report, pick_report, OriginRow, OriginWarning, PickExempt, PickReason, PickReport,
     PickRow, PickSettingsFile, PickWithheld, PICK_LISTED,
 };
-pub use rounds::{audit_finding, ledger_findings, ledger_untrusted, round_problem, RoundProblem};
+pub use rounds::{
+    audit_finding, ledger_findings, ledger_untrusted, round_failed_warning, round_problem,
+    round_problem_code, RoundProblem,
+};
 pub use settings_tab::{
     advanced_tab, advanced_tab_notes, advanced_tool_limits, cadence_text, mode_text, provider_text,
     tools_tab, tools_tab_notes, SettingId, SettingRow,

@@ -25,6 +25,28 @@ pub enum RoundProblem {
     NotRecorded,
 }
 
+/// The reason code of a round that did not go as planned, as warnings and `/decisions` show it.
+pub fn round_problem_code(problem: RoundProblem) -> &'static str {
+    match problem {
+        RoundProblem::Failed => "model-failed",
+        RoundProblem::TimedOut => "timed-out",
+        RoundProblem::Cancelled => "cancelled",
+        RoundProblem::Superseded => "superseded",
+        RoundProblem::Configuration => "configuration",
+        RoundProblem::FailedOpen => "failed-open",
+        RoundProblem::NotRecorded => "not-recorded",
+    }
+}
+
+/// The warning for a failed decision (shown once per prompt): the sentence and its reason code.
+pub fn round_failed_warning(problem: RoundProblem) -> String {
+    format!(
+        "{} (reason: `{}`)",
+        round_problem(problem),
+        round_problem_code(problem)
+    )
+}
+
 /// The sentence for a round that did not go as planned. Nothing the model answered, and no
 /// error text from a provider, is part of it.
 pub fn round_problem(problem: RoundProblem) -> String {

@@ -363,9 +363,9 @@ pub enum SettingsFallback {
     /// The global settings cannot be read and this branch already filters: it keeps enforcing
     /// what it recorded and adds nothing.
     GlobalUnreadableBranchKept(FileProblem),
-    /// The global settings cannot be read and this branch does not filter yet: the defaults
-    /// apply (filtering off).
-    GlobalUnreadableDefaults(FileProblem),
+    /// The global settings cannot be read and this branch has no ledger: calls to external tools
+    /// no allowlist names are blocked, and nothing is recorded or changed.
+    GlobalUnreadableBlocks(FileProblem),
     /// The project allowlists cannot be read; the last good read still applies.
     ProjectUnreadableLastGood(FileProblem),
     /// The project allowlists cannot be read and were never read: only the global lists apply.
@@ -444,20 +444,33 @@ fn save_consequence(problem: FileProblem) -> &'static str {
     }
 }
 
-/// The sentences for a settings fallback: what went wrong, then what applies instead. No path
-/// and no error text from the system is part of it.
+/// How to fix an unreadable global settings file: where it is, and when it is read again.
+const GLOBAL_FIX: &str = "Fix or remove `pi-context-decisions/settings.json` in Pi's agent folder \
+     (`~/.pi/agent`, or the folder `PI_CODING_AGENT_DIR` names); it is read again at the next \
+     prompt.";
+
+/// The sentences for a settings fallback: what went wrong, then what applies instead (and, for
+/// the global settings, the file and how to fix it). No path of the machine and no error text
+/// from the system is part of it.
 pub fn settings_fallback(fallback: SettingsFallback) -> String {
     use SettingsFile::{Global, Project};
     let (cause, consequence) = match fallback {
-        SettingsFallback::GlobalUnreadableBranchKept(p) => (
-            problem_sentence(Global, p, false),
-            "Tool filtering keeps enforcing what this branch already has and adds nothing until \
-             they can be read again.",
-        ),
-        SettingsFallback::GlobalUnreadableDefaults(p) => (
-            problem_sentence(Global, p, false),
-            "The defaults apply: tool filtering is off and every tool is available.",
-        ),
+        SettingsFallback::GlobalUnreadableBranchKept(p) => {
+            return format!(
+                "{} Tool filtering keeps enforcing what this branch already has, with the \
+                 allowlists, and adds nothing until they can be read again. {GLOBAL_FIX}",
+                problem_sentence(Global, p, false)
+            )
+        }
+        SettingsFallback::GlobalUnreadableBlocks(p) => {
+            return format!(
+                "{} Whether tool filtering is on cannot be known, so until they can be read \
+                 again calls to MCP and extension tools that no allowlist names are blocked; \
+                 nothing is recorded and the tools declared to the model stay as they are. \
+                 {GLOBAL_FIX}",
+                problem_sentence(Global, p, false)
+            )
+        }
         SettingsFallback::ProjectUnreadableLastGood(p) => (
             problem_sentence(Project, p, false),
             "The project lists last read still apply.",
@@ -709,7 +722,7 @@ mod tests {
         for p in problems {
             for f in [
                 SettingsFallback::GlobalUnreadableBranchKept,
-                SettingsFallback::GlobalUnreadableDefaults,
+                SettingsFallback::GlobalUnreadableBlocks,
                 SettingsFallback::ProjectUnreadableLastGood,
                 SettingsFallback::ProjectUnreadableGlobalOnly,
                 SettingsFallback::GlobalSaveFailed,
