@@ -7,11 +7,48 @@ use context_decisions::pick::{run, PickArgs, SelectionFlags};
 use serde_json::Value;
 use std::path::Path;
 
+/// The installed semantic model's folder (`PCD_MODEL_DIR`, or what `cargo xtask fetch-model`
+/// installs in the repository), if any: with it, every check runs with and without the signal.
+fn model_dir() -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("PCD_MODEL_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache/models/all-minilm-l6-v2")
+        });
+    if dir.join("model.safetensors").is_file() {
+        Some(dir)
+    } else {
+        assert!(
+            std::env::var_os("PCD_REQUIRE_MODEL").is_none(),
+            "PCD_REQUIRE_MODEL is set but no model is at {}",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// `pick` with the lexical scorer alone, then (when the model is installed) with the semantic
+/// signal; each result with the scorer that made it.
+fn picks(prompt: &str) -> Vec<(Value, &'static str)> {
+    let mut out = vec![(pick_with(prompt, None), "lexical")];
+    if let Some(dir) = model_dir() {
+        let v = pick_with(prompt, Some(dir));
+        assert_eq!(v["signal"], "semantic+lexical", "the model loads: {v}");
+        out.push((v, "semantic+lexical"));
+    }
+    out
+}
+
 fn pick(prompt: &str) -> Value {
+    pick_with(prompt, None)
+}
+
+fn pick_with(prompt: &str, model: Option<std::path::PathBuf>) -> Value {
     let root = std::env::temp_dir().join(format!(
-        "pcd-defaults-{}-{}",
+        "pcd-defaults-{}-{}-{}",
         std::process::id(),
-        prompt.len()
+        prompt.len(),
+        model.is_some()
     ));
     let (agent, cwd) = (root.join("agent"), root.join("project"));
     std::fs::create_dir_all(&agent).unwrap();
@@ -25,6 +62,8 @@ fn pick(prompt: &str) -> Value {
         cwd: Some(cwd),
         selection: SelectionFlags::default(),
         json: true,
+        lexical: model.is_none(),
+        model_dir: model,
     })
     .unwrap();
     let _ = std::fs::remove_dir_all(&root);
@@ -51,11 +90,15 @@ fn plain_requests_make_their_tool_available_at_the_defaults() {
             "mcp__dev_radius__page_oncall",
         ),
     ] {
-        let v = pick(prompt);
-        assert_eq!(v["threshold"], 0.625, "the defaults apply");
-        let names = available(&v);
-        assert!(names.iter().any(|n| n == tool), "{prompt}: {names:?}");
-        assert!(names.len() <= 3, "{prompt}: {names:?}");
+        for (v, scorer) in picks(prompt) {
+            assert_eq!(v["threshold"], 0.625, "the defaults apply");
+            let names = available(&v);
+            assert!(
+                names.iter().any(|n| n == tool),
+                "{scorer}: {prompt}: {names:?}"
+            );
+            assert!(names.len() <= 3, "{scorer}: {prompt}: {names:?}");
+        }
     }
 }
 
@@ -66,8 +109,9 @@ fn a_coding_only_prompt_exposes_nothing() {
         "rename the `parse_args` function in src/cli.rs to `parse_flags` and fix the callers",
         "why does this test fail? thread 'main' panicked at src/lib.rs:14:5",
     ] {
-        let v = pick(prompt);
-        assert_eq!(available(&v), Vec::<String>::new(), "{prompt}");
+        for (v, scorer) in picks(prompt) {
+            assert_eq!(available(&v), Vec::<String>::new(), "{scorer}: {prompt}");
+        }
     }
 }
 
@@ -92,4 +136,42 @@ fn contractions_do_not_match_unrelated_tools() {
             assert_eq!(*score, 0.0, "{name}");
         }
     }
+}
+
+#[test]
+fn without_usable_weights_pick_scores_lexically_says_why_and_grants_nothing_more() {
+    let prompt = "Translate the release notes into German";
+    let lexical = pick(prompt);
+    assert_eq!(lexical["signal"], "lexical");
+    let empty = std::env::temp_dir().join(format!("pcd-no-model-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&empty);
+    std::fs::create_dir_all(&empty).unwrap();
+    // A folder without the model, and one whose weights are truncated.
+    let mut folders = vec![(empty.join("missing"), "no semantic model at")];
+    if let Some(dir) = model_dir() {
+        let torn = empty.join("torn");
+        std::fs::create_dir_all(&torn).unwrap();
+        for file in ["tokenizer.json", "config.json"] {
+            std::fs::copy(dir.join(file), torn.join(file)).unwrap();
+        }
+        let weights = std::fs::read(dir.join("model.safetensors")).unwrap();
+        std::fs::write(
+            torn.join("model.safetensors"),
+            &weights[..weights.len() / 3],
+        )
+        .unwrap();
+        folders.push((torn, "model.safetensors has"));
+    }
+    for (folder, reason) in folders {
+        let v = pick_with(prompt, Some(folder));
+        assert_eq!(v["signal"], "lexical");
+        assert!(
+            v["signal_reason"].as_str().unwrap().contains(reason),
+            "{}",
+            v["signal_reason"]
+        );
+        assert_eq!(available(&v), available(&lexical));
+        assert_eq!(v["withheld"], lexical["withheld"]);
+    }
+    let _ = std::fs::remove_dir_all(&empty);
 }

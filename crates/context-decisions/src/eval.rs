@@ -318,6 +318,8 @@ pub struct EvalOptions {
     pub calibration: Calibration,
     /// Also select at each threshold of [`SWEEP_THRESHOLDS`] (the prompts are scored once).
     pub sweep: bool,
+    /// The semantic signal, when the model is loaded: the prompts are scored fused.
+    pub semantic: Option<std::sync::Arc<crate::semantic::Semantic>>,
 }
 
 /// The thresholds `eval --sweep` selects at: 0.05, 0.10, … 0.95.
@@ -624,6 +626,13 @@ pub fn evaluate(
     let build_start = Instant::now();
     let index = embedded::index_for_with(&set.tools, cands, options.weights, options.calibration);
     let build_ms = build_start.elapsed().as_secs_f64() * 1e3;
+    // One scorer for every prompt: fused only when every candidate has its vector.
+    let vectors = options
+        .semantic
+        .as_deref()
+        .and_then(|s| crate::semantic::candidate_vectors(s, cands));
+    let semantic = options.semantic.as_deref().zip(vectors.as_deref());
+    let mut lexical_rounds = 0usize;
     // The peer ranks the candidates' tools; in group mode a group ranks where its best tool does.
     let member_of: HashMap<usize, usize> = cands
         .iter()
@@ -710,7 +719,10 @@ pub fn evaluate(
     for (done, q) in queries.iter().chain(&irrelevance).enumerate() {
         let labelled = done < queries.len();
         let start = Instant::now();
-        let scores = index.scores(&q.prompt);
+        let (scores, used) = crate::semantic::scores(&index, semantic, &q.prompt);
+        if used != crate::semantic::ScorerUsed::Fused {
+            lexical_rounds += 1;
+        }
         let order = ranked(&scores);
         times.push(start.elapsed().as_secs_f64() * 1e3);
 
@@ -771,7 +783,21 @@ pub fn evaluate(
     peer_times.sort_by(f64::total_cmp);
     latest_times.sort_by(f64::total_cmp);
 
+    if let Some(s) = options.semantic.as_deref() {
+        s.save();
+    }
     let mut out = Map::new();
+    out.insert(
+        "scorer".into(),
+        json!(if semantic.is_some() && lexical_rounds == 0 {
+            crate::semantic::ScorerUsed::Fused.name()
+        } else {
+            "lexical"
+        }),
+    );
+    if semantic.is_some() && lexical_rounds > 0 {
+        out.insert("lexical_rounds".into(), json!(lexical_rounds));
+    }
     out.insert("mode".into(), json!(options.mode.as_str()));
     out.insert(
         "split".into(),
@@ -916,7 +942,16 @@ pub fn report(set_dir: &Path, value: &Value) -> String {
     let sel = &value["selection"];
     let cal = &value["calibration"];
     let day = &value["everyday"];
-    pcd_ui_text::eval_report(&pcd_ui_text::EvalReport {
+    let scorer = pcd_ui_text::scorer_line(
+        value["scorer"].as_str().unwrap_or("lexical"),
+        value["scorer_reason"].as_str().unwrap_or_default(),
+    );
+    let comparison = if value.get("lexical").is_some() {
+        pcd_ui_text::scorer_comparison(&comparison_rows(value))
+    } else {
+        String::new()
+    };
+    let body = pcd_ui_text::eval_report(&pcd_ui_text::EvalReport {
         set: set_dir.display().to_string(),
         mode: value["mode"].as_str().unwrap_or("").to_owned(),
         split: value["split"].as_str().unwrap_or("").to_owned(),
@@ -963,7 +998,8 @@ pub fn report(set_dir: &Path, value: &Value) -> String {
             ),
         },
         sweep: sweep_rows(value),
-    })
+    });
+    format!("{scorer}\n{body}{comparison}")
 }
 
 /// The `sweep` rows of an evaluation's JSON.
@@ -1032,6 +1068,14 @@ pub struct EvalArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Score with the lexical scorer alone, even where the semantic model is installed.
+    #[arg(long)]
+    pub lexical: bool,
+    /// The semantic model's folder [default: $PCD_MODEL_DIR, else
+    /// AGENT_DIR/pi-context-decisions/models/all-minilm-l6-v2, else the repository's
+    /// .cache/models/all-minilm-l6-v2 (what `cargo xtask fetch-model` installs)].
+    #[arg(long, value_name = "DIR")]
+    pub model_dir: Option<std::path::PathBuf>,
     /// Tuning only: name,label,description,k1,b,related,name-coverage field weights.
     #[arg(long, hide = true)]
     pub weights: Option<String>,
@@ -1088,10 +1132,26 @@ pub fn run(args: &EvalArgs) -> Result<String, String> {
         weights,
         calibration,
         sweep: args.sweep || args.plot.is_some(),
+        semantic: None,
     };
+    let mut options = options;
+    let mut scorer_reason = String::new();
+    if args.lexical {
+        scorer_reason = pcd_ui_text::LEXICAL_ASKED.to_owned();
+    } else {
+        let dirs =
+            crate::semantic::model_dirs(args.model_dir.as_deref(), args.agent_dir.as_deref());
+        match crate::semantic::Semantic::load(&dirs) {
+            Ok(model) => options.semantic = Some(std::sync::Arc::new(model)),
+            Err(reason) => scorer_reason = reason,
+        }
+    }
     let terminal = std::io::stderr().is_terminal();
     let mut last_drawn = 0;
-    let value = evaluate(&set, &options, |done, total| {
+    let mut draw = |done: usize, total: usize| {
+        if done < last_drawn {
+            last_drawn = 0;
+        }
         if !terminal || (done != total && done - last_drawn < 97) {
             return;
         }
@@ -1101,7 +1161,20 @@ pub fn run(args: &EvalArgs) -> Result<String, String> {
             "{}",
             pcd_ui_text::eval_progress(done, total)
         );
-    });
+    };
+    let mut value = evaluate(&set, &options, &mut draw);
+    if options.semantic.is_some() {
+        // The same prompts with the lexical scorer alone, side by side.
+        let lexical_options = EvalOptions {
+            semantic: None,
+            sweep: false,
+            ..options.clone()
+        };
+        let lexical = evaluate(&set, &lexical_options, &mut draw);
+        value["lexical"] = lexical_summary(&lexical);
+    } else if !scorer_reason.is_empty() {
+        value["scorer_reason"] = json!(scorer_reason);
+    }
     if let Some(file) = &args.plot {
         let title = format!(
             "{} {} {}",
@@ -1123,6 +1196,72 @@ pub fn run(args: &EvalArgs) -> Result<String, String> {
     } else {
         pcd_ui_text::with_warnings(report(&args.set, &value), &warnings)
     })
+}
+
+/// The figures of the lexical scorer alone that `eval` shows beside the fused ones.
+fn lexical_summary(value: &Value) -> Value {
+    let mut m = Map::new();
+    for key in ["recall@1", "recall@5", "recall@10", "ndcg@10"] {
+        if let Some(v) = value.get(key) {
+            m.insert(key.into(), v.clone());
+        }
+    }
+    for key in [
+        "selection",
+        "nothing_exposed_share",
+        "everyday",
+        "calibration",
+    ] {
+        if let Some(v) = value.get(key) {
+            let mut v = v.clone();
+            if let Some(o) = v.as_object_mut() {
+                o.remove("reliability");
+            }
+            m.insert(key.into(), v);
+        }
+    }
+    Value::Object(m)
+}
+
+/// The comparison rows of a fused evaluation with its `lexical` summary.
+fn comparison_rows(value: &Value) -> Vec<pcd_ui_text::ScorerComparisonRow> {
+    let lexical = &value["lexical"];
+    let at = |v: &Value, path: &[&str]| {
+        let mut v = v;
+        for p in path {
+            v = v.get(*p)?;
+        }
+        v.as_f64()
+    };
+    let rows: [(&'static str, &[&str]); 11] = [
+        ("recall@5", &["recall@5"]),
+        ("recall@10", &["recall@10"]),
+        ("ndcg@10", &["ndcg@10"]),
+        ("selection recall", &["selection", "recall"]),
+        ("selection precision", &["selection", "precision"]),
+        ("exposed per prompt", &["selection", "exposed_per_prompt"]),
+        ("irrelevance: nothing exposed", &["nothing_exposed_share"]),
+        ("needs met", &["everyday", "needs_met_share"]),
+        (
+            "coding-only: nothing exposed",
+            &["everyday", "coding_nothing_exposed_share"],
+        ),
+        (
+            "near-miss: nothing exposed",
+            &["everyday", "near_miss_nothing_exposed_share"],
+        ),
+        ("brier", &["calibration", "brier"]),
+    ];
+    rows.iter()
+        .filter_map(|(metric, path)| {
+            let (fused, lex) = (at(value, path), at(lexical, path));
+            (fused.is_some() || lex.is_some()).then_some(pcd_ui_text::ScorerComparisonRow {
+                metric,
+                fused,
+                lexical: lex,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -1207,6 +1346,7 @@ mod tests {
             weights: FieldWeights::default(),
             calibration: Calibration::default(),
             sweep: false,
+            semantic: None,
         };
         let mut calls = 0;
         let v = evaluate(&set, &options, |_, _| calls += 1);
@@ -1527,6 +1667,7 @@ mod tests {
             weights: FieldWeights::default(),
             calibration: Calibration::default(),
             sweep: true,
+            semantic: None,
         }
     }
 
@@ -1738,6 +1879,8 @@ mod tests {
             agent_dir: None,
             selection: crate::pick::SelectionFlags::default(),
             sweep: false,
+            lexical: true,
+            model_dir: None,
             plot: Some(plot.clone()),
             json: true,
             weights: None,
@@ -1813,6 +1956,8 @@ mod tests {
             agent_dir: None,
             selection: crate::pick::SelectionFlags::default(),
             sweep: false,
+            lexical: true,
+            model_dir: None,
             plot: None,
             json: true,
             weights: None,

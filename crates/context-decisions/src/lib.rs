@@ -22,6 +22,7 @@ pub mod load;
 pub mod mcp_origins;
 pub mod pick;
 pub mod record;
+pub mod semantic;
 pub mod session;
 pub mod simulate;
 pub mod tools_tab;

@@ -54,6 +54,14 @@ pub struct PickArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Score with the lexical scorer alone, even where the semantic model is installed.
+    #[arg(long)]
+    pub lexical: bool,
+    /// The semantic model's folder [default: $PCD_MODEL_DIR, else
+    /// AGENT_DIR/pi-context-decisions/models/all-minilm-l6-v2, else the repository's
+    /// .cache/models/all-minilm-l6-v2 (what `cargo xtask fetch-model` installs)].
+    #[arg(long, value_name = "DIR")]
+    pub model_dir: Option<std::path::PathBuf>,
 }
 
 /// The flags `pick` and `eval` share for the selection; each overrides the settings.
@@ -337,6 +345,7 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
     let prompt = bounded(&args.prompt, MAX_PROMPT_CHARS);
     let too_few = set.candidates.len() < decision.minimum_candidates as usize;
     let mut evidence = Vec::new();
+    let mut signal = None;
     let outcomes = if too_few {
         Vec::new()
     } else if args.scorer == "http" {
@@ -355,7 +364,29 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         select(&scores, decision.threshold, cap)
     } else {
         let index = embedded::index_for(&inventory.tools, &set.candidates);
-        let scores: Vec<Option<f64>> = index.scores(&prompt).into_iter().map(Some).collect();
+        let model = if args.lexical {
+            Err(pcd_ui_text::LEXICAL_ASKED.to_owned())
+        } else {
+            crate::semantic::Semantic::load(&crate::semantic::model_dirs(
+                args.model_dir.as_deref(),
+                args.agent_dir.as_deref(),
+            ))
+        };
+        let (scores, used) = match &model {
+            Ok(model) => {
+                let vectors = crate::semantic::candidate_vectors(model, &set.candidates);
+                let out =
+                    crate::semantic::scores(&index, Some(model).zip(vectors.as_deref()), &prompt);
+                model.save();
+                out
+            }
+            Err(reason) => (
+                index.scores(&prompt),
+                crate::semantic::ScorerUsed::Lexical(reason.clone()),
+            ),
+        };
+        signal = Some(used);
+        let scores: Vec<Option<f64>> = scores.into_iter().map(Some).collect();
         evidence = candidate_evidence(&index, &prompt);
         select(&scores, decision.threshold, cap)
     };
@@ -430,6 +461,11 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
     let value = json!({
         "mode": mode.as_str(),
         "scorer": args.scorer,
+        "signal": signal.as_ref().map(crate::semantic::ScorerUsed::name),
+        "signal_reason": match &signal {
+            Some(crate::semantic::ScorerUsed::Lexical(reason)) if !reason.is_empty() => json!(reason),
+            _ => Value::Null,
+        },
         "threshold": decision.threshold,
         "cap": cap,
         "minimum_candidates": decision.minimum_candidates,
@@ -482,7 +518,15 @@ fn render(v: &Value) -> String {
     });
     pcd_ui_text::pick_report(&pcd_ui_text::PickReport {
         mode: text(&v["mode"]),
-        scorer: text(&v["scorer"]),
+        scorer: match v["signal"].as_str() {
+            Some(signal) => pcd_ui_text::scorer_line(
+                &format!("{}, {signal}", text(&v["scorer"])),
+                v["signal_reason"].as_str().unwrap_or_default(),
+            )
+            .trim_start_matches("scorer: ")
+            .to_owned(),
+            None => text(&v["scorer"]),
+        },
         threshold: v["threshold"].as_f64().unwrap_or_default(),
         cap: v["cap"].as_u64().unwrap_or_default(),
         candidates: v["candidates"].as_u64().unwrap_or_default() as usize,
@@ -580,6 +624,8 @@ mod tests {
             cwd: Some(cwd),
             selection: SelectionFlags::default(),
             json: true,
+            lexical: false,
+            model_dir: None,
         }
     }
 

@@ -31,4 +31,5 @@ pub mod embedded;
 pub mod related;
 pub mod request;
 pub mod round;
+pub mod semantic;
 pub mod text;

@@ -294,6 +294,45 @@ mod tests {
     }
 
     #[test]
+    fn only_what_a_request_carries_is_ever_embedded() {
+        let inv = inventory();
+        for mode in [Mode::Tools, Mode::Mcp] {
+            let set = candidates(
+                &inv.tools,
+                &Classifier::default(),
+                mode,
+                &Allowlists::default(),
+                &Available::default(),
+            );
+            for c in &set.candidates {
+                let text = crate::semantic::candidate_text(c);
+                for secret in SECRETS {
+                    assert!(!text.contains(secret), "{mode:?}: {secret} embedded");
+                }
+                if mode == Mode::Mcp {
+                    assert!(
+                        !text.contains("Does thing"),
+                        "member descriptions are never embedded"
+                    );
+                }
+            }
+        }
+        let set = candidates(
+            &inv.tools,
+            &Classifier::default(),
+            Mode::Mcp,
+            &Allowlists::default(),
+            &Available::default(),
+        );
+        let text = crate::semantic::candidate_text(&set.candidates[0]);
+        assert!(text.starts_with("mcp__srv"), "{text}");
+        assert!(
+            text.contains("Server docs") && text.contains("srv tool 11"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn mcp_mode_requests_carry_group_key_label_namespace_description_and_names_only() {
         let inv = inventory();
         let set = candidates(

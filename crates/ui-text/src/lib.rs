@@ -68,6 +68,7 @@ mod recording;
 mod replay;
 mod reports;
 mod rounds;
+mod semantic;
 mod settings_tab;
 mod tab;
 mod warnings;
@@ -112,6 +113,10 @@ pub use reports::{
 pub use rounds::{
     audit_finding, ledger_findings, ledger_untrusted, round_failed_warning, round_problem,
     round_problem_code, RoundProblem,
+};
+pub use semantic::{
+    scorer_comparison, scorer_line, semantic_model_missing, semantic_model_unusable,
+    ScorerComparisonRow, LEXICAL_ASKED, SEMANTIC_NOT_BUILT, SEMANTIC_PROMPT_FAILED,
 };
 pub use settings_tab::{
     advanced_tab, advanced_tab_notes, advanced_tool_limits, cadence_text, mode_text, provider_text,

@@ -1,0 +1,109 @@
+//! Dumps, for every prompt of an evaluation set, the lexical scorer's score and evidence and the
+//! semantic cosine of every candidate, one JSON line per prompt, for fitting the fused
+//! calibration (`crates/picker/data/semantic_calibration.py`).
+//!
+//! `cargo run --release -p context-decisions --example semantic_features -- SET_DIR tools|mcp MODEL_DIR > out.jsonl`
+
+#![allow(clippy::print_stderr)] // a development tool: timings go to stderr
+
+use context_decisions::eval::EvalSet;
+use pcd_model::{Allowlists, Classifier, Mode};
+use pcd_picker::candidates::{candidates, Available};
+use pcd_picker::{embedded, semantic};
+use serde_json::json;
+use std::io::Write;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let dir = std::path::Path::new(&args[1]);
+    let mode = if args.get(2).map(String::as_str) == Some("mcp") {
+        Mode::Mcp
+    } else {
+        Mode::Tools
+    };
+    let model = pcd_embed::MiniLm::load(std::path::Path::new(&args[3])).expect("model loads");
+    let set = EvalSet::load(dir).expect("the set loads");
+    let cset = candidates(
+        &set.tools,
+        &Classifier::default(),
+        mode,
+        &Allowlists::default(),
+        &Available::default(),
+    );
+    let index = embedded::index_for(&set.tools, &cset.candidates);
+    let start = std::time::Instant::now();
+    let vectors: Vec<Vec<f32>> = cset
+        .candidates
+        .iter()
+        .map(|c| model.embed(&semantic::candidate_text(c)).unwrap())
+        .collect();
+    eprintln!(
+        "{} candidates embedded in {:?}",
+        vectors.len(),
+        start.elapsed()
+    );
+    let names: Vec<Vec<String>> = cset
+        .candidates
+        .iter()
+        .map(|c| {
+            c.members
+                .iter()
+                .map(|&i| set.tools[i].name.clone())
+                .collect()
+        })
+        .collect();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let every = args
+        .get(4)
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or(1);
+    let start = std::time::Instant::now();
+    let mut prompts = 0;
+    for (kind, qs) in [("query", &set.queries), ("irrelevance", &set.irrelevance)] {
+        for (n, q) in qs.iter().enumerate() {
+            let split =
+                if context_decisions::eval::in_split(&q.id, context_decisions::eval::Split::Tune) {
+                    "tune"
+                } else {
+                    "test"
+                };
+            if split == "tune" && n % every != 0 {
+                continue;
+            }
+            prompts += 1;
+            let p = model.embed(&q.prompt).unwrap();
+            let lexical = index.scores(&q.prompt);
+            let ev = index.candidate_evidence(&q.prompt);
+            let cos: Vec<f64> = vectors.iter().map(|v| semantic::cosine(&p, v)).collect();
+            let mut order: Vec<usize> = (0..ev.len()).collect();
+            order.sort_by(|&a, &b| {
+                (0.35 * lexical[b] + 0.65 * cos[b]).total_cmp(&(0.35 * lexical[a] + 0.65 * cos[a]))
+            });
+            order.truncate(40);
+            let cands: Vec<_> = order
+                .iter()
+                .map(|&i| {
+                    json!({
+                        "members": names[i],
+                        "lexical": lexical[i],
+                        "cosine": cos[i],
+                        "raw": ev[i].raw,
+                        "strength": ev[i].strength,
+                        "coverage": ev[i].coverage,
+                        "name_share": ev[i].name_share,
+                    })
+                })
+                .collect();
+            let line = json!({
+                "kind": kind,
+                "id": q.id,
+                "split": split,
+                "candidates_total": ev.len(),
+                "local_file": embedded::names_a_file(&q.prompt),
+                "candidates": cands,
+            });
+            writeln!(out, "{line}").unwrap();
+        }
+    }
+    eprintln!("{prompts} prompts in {:?}", start.elapsed());
+}

@@ -1,0 +1,231 @@
+//! The semantic signal for the program's hosts (`pick`, `eval`): finding and loading the model,
+//! embedding what decision requests carry through the on-disk vector cache, and fusing the
+//! cosines with the lexical scores. Without the weights (or without the `semantic` feature) every
+//! host scores lexically and says why, once.
+
+use pcd_model::ToolInfo;
+use pcd_picker::candidates::Candidate;
+use pcd_picker::embedded::{self, EmbeddedIndex};
+use pcd_picker::semantic::{self, FusedCalibration};
+use std::path::{Path, PathBuf};
+
+/// Which scorer decided a round, as `pick`, `eval` and rounds show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScorerUsed {
+    /// Sentence embeddings fused with the lexical scorer.
+    Fused,
+    /// The lexical scorer alone, and why.
+    Lexical(String),
+}
+
+impl ScorerUsed {
+    /// The name shown for it: `semantic+lexical` or `lexical`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ScorerUsed::Fused => "semantic+lexical",
+            ScorerUsed::Lexical(_) => "lexical",
+        }
+    }
+}
+
+/// The folder the model is looked for in, first match wins: `explicit` (`--model-dir`), then
+/// `PCD_MODEL_DIR`, then `<agent dir>/pi-context-decisions/models/all-minilm-l6-v2`, then the
+/// repository's `.cache/models/all-minilm-l6-v2` beside a program built in `target/`.
+pub fn model_dirs(explicit: Option<&Path>, agent_dir: Option<&Path>) -> Vec<PathBuf> {
+    let folder = pcd_embed::pinned::MODEL_FOLDER;
+    if let Some(dir) = explicit {
+        return vec![dir.to_owned()];
+    }
+    let mut dirs = Vec::new();
+    if let Some(dir) = std::env::var_os("PCD_MODEL_DIR") {
+        dirs.push(PathBuf::from(dir));
+    }
+    let agent = agent_dir.map(Path::to_owned).or_else(|| {
+        crate::mcp_origins::resolve_agent_dir(
+            std::env::var_os(crate::mcp_origins::AGENT_DIR_ENV).as_deref(),
+            std::env::var_os("HOME").map(PathBuf::from).as_deref(),
+        )
+        .ok()
+    });
+    if let Some(agent) = agent {
+        dirs.push(
+            agent
+                .join("pi-context-decisions")
+                .join("models")
+                .join(folder),
+        );
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        // target/<profile>/context-decisions -> the repository root.
+        if let Some(root) = exe.parent().and_then(Path::parent).and_then(Path::parent) {
+            dirs.push(root.join(".cache").join("models").join(folder));
+        }
+    }
+    dirs
+}
+
+/// The vector cache's file: `PCD_VECTOR_CACHE`, else
+/// `$XDG_CACHE_HOME/pi-context-decisions/vectors.bin` (or `~/.cache/…`).
+pub fn cache_file() -> Option<PathBuf> {
+    if let Some(file) = std::env::var_os("PCD_VECTOR_CACHE") {
+        return Some(PathBuf::from(file));
+    }
+    let root = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(root.join("pi-context-decisions").join("vectors.bin"))
+}
+
+#[cfg(feature = "semantic")]
+mod real {
+    use super::*;
+    use pcd_embed::cache::VectorCache;
+    use pcd_embed::MiniLm;
+    use std::sync::Mutex;
+
+    /// The bound on the vector cache: 64 MiB, about 42,000 vectors.
+    const CACHE_BYTES: u64 = 64 << 20;
+
+    /// The loaded model and its vector cache.
+    pub struct Semantic {
+        model: MiniLm,
+        cache: Option<Mutex<VectorCache>>,
+    }
+
+    impl std::fmt::Debug for Semantic {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_struct("Semantic").finish_non_exhaustive()
+        }
+    }
+
+    impl Semantic {
+        /// Loads the model from the first of `dirs` that holds one, or says why none could be
+        /// used (the last problem met, naming the file and what was wrong).
+        pub fn load(dirs: &[PathBuf]) -> Result<Semantic, String> {
+            let mut problem = String::from("no model folder to look in");
+            for dir in dirs {
+                if !dir.exists() {
+                    problem = pcd_ui_text::semantic_model_missing(&dir.display().to_string());
+                    continue;
+                }
+                match MiniLm::load(dir) {
+                    Ok(model) => {
+                        let cache = cache_file().map(|file| {
+                            Mutex::new(VectorCache::open(
+                                &file,
+                                model.checksum(),
+                                pcd_embed::DIMENSION,
+                                CACHE_BYTES,
+                            ))
+                        });
+                        return Ok(Semantic { model, cache });
+                    }
+                    Err(e) => {
+                        problem = pcd_ui_text::semantic_model_unusable(
+                            &dir.display().to_string(),
+                            &e.to_string(),
+                        )
+                    }
+                }
+            }
+            Err(problem)
+        }
+
+        /// The vector of `text`, from the cache or the model.
+        pub fn vector(&self, text: &str) -> Option<Vec<f32>> {
+            if let Some(cache) = &self.cache {
+                if let Some(v) = cache.lock().ok()?.get(text) {
+                    return Some(v);
+                }
+            }
+            let v = self.model.embed(text).ok()?;
+            if let Some(cache) = &self.cache {
+                if let Ok(mut cache) = cache.lock() {
+                    cache.insert(text, &v);
+                }
+            }
+            Some(v)
+        }
+
+        /// Writes what was added to the cache (a failure only costs time next run).
+        pub fn save(&self) {
+            if let Some(cache) = &self.cache {
+                if let Ok(mut cache) = cache.lock() {
+                    if let Err(e) = cache.save() {
+                        tracing::debug!(error = %e.kind(), "the vector cache was not saved");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(not(feature = "semantic"))]
+mod real {
+    use super::*;
+
+    /// Built without the `semantic` feature: never loads.
+    #[derive(Debug)]
+    pub struct Semantic;
+
+    impl Semantic {
+        /// Always says the program was built without the semantic signal.
+        pub fn load(_dirs: &[PathBuf]) -> Result<Semantic, String> {
+            Err(pcd_ui_text::SEMANTIC_NOT_BUILT.to_owned())
+        }
+
+        /// Never called: there is no model.
+        pub fn vector(&self, _text: &str) -> Option<Vec<f32>> {
+            None
+        }
+
+        /// Nothing to save.
+        pub fn save(&self) {}
+    }
+}
+
+pub use real::Semantic;
+
+/// The vectors of every candidate's embedded text (only what its decision request carries), or
+/// `None` if any could not be embedded: a round is scored by one scorer.
+pub fn candidate_vectors(semantic: &Semantic, candidates: &[Candidate]) -> Option<Vec<Vec<f32>>> {
+    candidates
+        .iter()
+        .map(|c| semantic.vector(&semantic::candidate_text(c)))
+        .collect()
+}
+
+/// Scores `prompt` against the candidates: fused when `semantic` and every vector are there,
+/// lexical otherwise, with which scorer decided.
+pub fn scores(
+    index: &EmbeddedIndex,
+    semantic: Option<(&Semantic, &[Vec<f32>])>,
+    prompt: &str,
+) -> (Vec<f64>, ScorerUsed) {
+    let lexical = index.scores(prompt);
+    let Some((model, vectors)) = semantic else {
+        return (lexical, ScorerUsed::Lexical(String::new()));
+    };
+    let Some(p) = model.vector(prompt) else {
+        return (
+            lexical,
+            ScorerUsed::Lexical(pcd_ui_text::SEMANTIC_PROMPT_FAILED.to_owned()),
+        );
+    };
+    let cosines: Vec<f64> = vectors.iter().map(|v| semantic::cosine(&p, v)).collect();
+    (
+        semantic::fused_scores(
+            &lexical,
+            &cosines,
+            embedded::names_a_file(prompt),
+            &FusedCalibration::default(),
+        ),
+        ScorerUsed::Fused,
+    )
+}
+
+/// The lexical index of a round's candidates (re-exported for hosts that fuse).
+pub fn lexical_index(tools: &[ToolInfo], candidates: &[Candidate]) -> EmbeddedIndex {
+    embedded::index_for(tools, candidates)
+}

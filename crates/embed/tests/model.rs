@@ -1,0 +1,150 @@
+//! The real model against the upstream runtime: the same token ids and the same vectors as
+//! sentence-transformers gives for the pinned files (`tests/data/reference.json`, written by
+//! `data/reference.py`), and a refusal of files that are not the pinned ones.
+//!
+//! The model folder is `PCD_MODEL_DIR`, or the one `cargo xtask fetch-model` installs in the
+//! repository's `.cache`. Without it these tests say so and pass, unless `PCD_REQUIRE_MODEL` is
+//! set (as `cargo xtask ci` sets it), when its absence fails them.
+
+#![allow(clippy::print_stderr)] // says on stderr when the model is not installed
+
+use pcd_embed::{EmbedError, MiniLm, DIMENSION};
+use std::path::PathBuf;
+
+fn model_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("PCD_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.cache/models/all-minilm-l6-v2")
+        });
+    if dir.join("model.safetensors").is_file() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("PCD_REQUIRE_MODEL").is_none(),
+        "PCD_REQUIRE_MODEL is set but no model is installed at {}: run `cargo xtask fetch-model`",
+        dir.display()
+    );
+    eprintln!(
+        "note: no model at {}; run `cargo xtask fetch-model` to test it",
+        dir.display()
+    );
+    None
+}
+
+#[derive(serde::Deserialize)]
+struct Reference {
+    texts: Vec<String>,
+    ids: Vec<Vec<u32>>,
+    vectors: Vec<Vec<f32>>,
+}
+
+#[test]
+fn tokens_and_vectors_match_the_upstream_runtime() {
+    let Some(dir) = model_dir() else { return };
+    let model = MiniLm::load(&dir).expect("the pinned model loads");
+    let reference: Reference =
+        serde_json::from_str(include_str!("data/reference.json")).expect("reference parses");
+    for ((text, ids), expected) in reference
+        .texts
+        .iter()
+        .zip(&reference.ids)
+        .zip(&reference.vectors)
+    {
+        assert_eq!(
+            &model.token_ids(text).unwrap(),
+            ids,
+            "token ids of {text:?}"
+        );
+        let vector = model.embed(text).unwrap();
+        assert_eq!(vector.len(), DIMENSION);
+        let worst = vector
+            .iter()
+            .zip(expected)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(worst < 2e-4, "vector of {text:?} differs by {worst}");
+        let norm: f32 = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4);
+    }
+}
+
+#[test]
+fn the_same_text_gives_the_same_vector_bit_for_bit() {
+    let Some(dir) = model_dir() else { return };
+    let model = MiniLm::load(&dir).unwrap();
+    let a = model.embed("send an email to the release list").unwrap();
+    let _ = model
+        .embed("something else in between, much longer than the first text")
+        .unwrap();
+    let b = model.embed("send an email to the release list").unwrap();
+    assert_eq!(
+        a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+        b.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+    );
+}
+
+/// A copy of the model folder with one file replaced by `bytes`.
+fn altered_copy(dir: &std::path::Path, name: &str, bytes: &[u8]) -> tempfile::TempDir {
+    let copy = tempfile::tempdir().unwrap();
+    for file in pcd_embed::pinned::FILES {
+        let from = dir.join(file.name);
+        if from.exists() {
+            std::fs::copy(&from, copy.path().join(file.name)).unwrap();
+        }
+    }
+    std::fs::write(copy.path().join(name), bytes).unwrap();
+    copy
+}
+
+#[test]
+fn weights_that_are_not_the_pinned_ones_are_refused() {
+    let Some(dir) = model_dir() else { return };
+    let weights = std::fs::read(dir.join("model.safetensors")).unwrap();
+    // Truncated.
+    let copy = altered_copy(&dir, "model.safetensors", &weights[..weights.len() / 2]);
+    assert!(matches!(
+        MiniLm::load(copy.path()),
+        Err(EmbedError::WrongSize {
+            file: "model.safetensors",
+            ..
+        })
+    ));
+    // One byte flipped, same size.
+    let mut flipped = weights.clone();
+    let middle = flipped.len() / 2;
+    flipped[middle] ^= 0x40;
+    let copy = altered_copy(&dir, "model.safetensors", &flipped);
+    assert!(matches!(
+        MiniLm::load(copy.path()),
+        Err(EmbedError::WrongChecksum {
+            file: "model.safetensors"
+        })
+    ));
+    // A tokenizer that is not the pinned one.
+    let copy = altered_copy(&dir, "tokenizer.json", b"{}");
+    assert!(matches!(
+        MiniLm::load(copy.path()),
+        Err(EmbedError::WrongSize {
+            file: "tokenizer.json",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn a_missing_folder_is_a_clear_error() {
+    let empty = tempfile::tempdir().unwrap();
+    let error = MiniLm::load(empty.path()).unwrap_err();
+    assert!(matches!(
+        error,
+        EmbedError::Unreadable {
+            file: "model.safetensors",
+            ..
+        }
+    ));
+    assert_eq!(
+        error.to_string(),
+        "the model file model.safetensors does not exist"
+    );
+}

@@ -1,0 +1,289 @@
+//! The semantic signal, as pure functions of vectors: what text of a candidate is embedded (only
+//! what its decision request carries), the cosine of the prompt's vector with each candidate's,
+//! and the fusion of that cosine with the lexical scorer's score into one calibrated score.
+//!
+//! Vectors come from a [`TextEmbedder`] (texts in, vectors out); the picker never loads a model
+//! or reads a file. The host embeds, caches and hands the vectors in.
+
+use crate::candidates::{Candidate, CandidateKey};
+
+/// Texts in, unit-length vectors out. Implemented by the host over the real model
+/// (`pcd-embed`), and by tests over anything deterministic.
+pub trait TextEmbedder {
+    /// The vector of `text`, or `None` when it could not be embedded.
+    fn embed(&self, text: &str) -> Option<Vec<f32>>;
+    /// What identifies the model (its weights' checksum): vectors from different models are
+    /// never mixed.
+    fn model_id(&self) -> &str;
+}
+
+/// Writes a tool name as words: `mcp__dev_radius__page_oncall` -> `dev radius page oncall`,
+/// `getWeatherNow` -> `get weather now`. The `mcp` prefix of Pi's direct MCP tools is dropped.
+pub fn name_words(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 8);
+    let mut previous: Option<char> = None;
+    for c in name.chars() {
+        if c.is_alphanumeric() {
+            let boundary = previous.is_some_and(|p| p.is_lowercase() && c.is_uppercase());
+            if boundary && !out.ends_with(' ') {
+                out.push(' ');
+            }
+            out.extend(c.to_lowercase());
+        } else if !out.is_empty() && !out.ends_with(' ') {
+            out.push(' ');
+        }
+        previous = Some(c);
+    }
+    let trimmed = out.trim_end();
+    trimmed.strip_prefix("mcp ").unwrap_or(trimmed).to_owned()
+}
+
+/// The text of a candidate that is embedded: exactly what its decision request carries. A tool:
+/// its name as words, its label and its bounded description. A group (`mcp` mode): its key's
+/// and label, the MCP namespace description (empty for an extension), and its bounded
+/// member names as words.
+pub fn candidate_text(candidate: &Candidate) -> String {
+    let mut text = String::new();
+    match &candidate.key {
+        CandidateKey::Tool(_) => {
+            for name in &candidate.names {
+                text.push_str(&name_words(name));
+            }
+            if !candidate.label.is_empty() {
+                text.push_str(" (");
+                text.push_str(&candidate.label);
+                text.push(')');
+            }
+            if !candidate.description.is_empty() {
+                text.push_str(": ");
+                text.push_str(&candidate.description);
+            }
+        }
+        CandidateKey::Group(key) => {
+            text.push_str(key.as_str());
+            if !candidate.label.is_empty() {
+                text.push_str(" (");
+                text.push_str(&candidate.label);
+                text.push(')');
+            }
+            if !candidate.description.is_empty() {
+                text.push_str(": ");
+                text.push_str(&candidate.description);
+            }
+            text.push_str(". Tools: ");
+            for (i, name) in candidate.names.iter().enumerate() {
+                if i > 0 {
+                    text.push_str(", ");
+                }
+                text.push_str(&name_words(name));
+            }
+        }
+    }
+    text
+}
+
+/// The cosine of two unit-length vectors (their dot product), 0 when their lengths differ.
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    if a.len() != b.len() {
+        return 0.0;
+    }
+    let mut sum = 0.0f32;
+    for (x, y) in a.iter().zip(b) {
+        sum += x * y;
+    }
+    f64::from(sum)
+}
+
+/// How much of the lexical score the fused ranking takes; the cosine takes the rest.
+pub const LEXICAL_SHARE: f64 = 0.35;
+
+/// How the fused evidence of a candidate, read in the context of its prompt, becomes a score in
+/// [0, 1]: a logistic function of its lexical score, its cosine and where it stands in the fused
+/// ranking (`LEXICAL_SHARE` of the lexical score plus the rest of the cosine). Fitted by
+/// `crates/picker/data/semantic_calibration.py` on the tune halves for the selection at the
+/// defaults, as the lexical calibration is; `BENCHMARKS.md` has the figures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FusedCalibration {
+    /// Added to the weighted evidence.
+    pub bias: f64,
+    /// Weight of the lexical scorer's calibrated score, read as its logit (clamped to
+    /// [1e-4, 1 - 1e-4] first), so weight 1 and nothing else is the lexical scorer's decision.
+    pub lexical: f64,
+    /// Weight of the cosine.
+    pub cosine: f64,
+    /// Weight of the prompt's best cosine.
+    pub best_cosine: f64,
+    /// Weight of how far the candidate's cosine is below the best.
+    pub cosine_gap: f64,
+    /// Weight of the fused score relative to the best fused score.
+    pub relative: f64,
+    /// Weight of the gap between the best two fused scores.
+    pub gap: f64,
+    /// Weight of the logarithm of the fused rank.
+    pub log_rank: f64,
+    /// Weight of "the prompt names a file".
+    pub local_file: f64,
+    /// Weight of the logarithm of the number of candidates.
+    pub log_candidates: f64,
+}
+
+impl FusedCalibration {
+    /// The number of weights [`FusedCalibration::from_weights`] takes.
+    pub const WEIGHTS: usize = 10;
+
+    /// A calibration from its weights in field order (bias first).
+    pub fn from_weights(w: [f64; Self::WEIGHTS]) -> FusedCalibration {
+        FusedCalibration {
+            bias: w[0],
+            lexical: w[1],
+            cosine: w[2],
+            best_cosine: w[3],
+            cosine_gap: w[4],
+            relative: w[5],
+            gap: w[6],
+            log_rank: w[7],
+            local_file: w[8],
+            log_candidates: w[9],
+        }
+    }
+}
+
+impl Default for FusedCalibration {
+    fn default() -> Self {
+        FusedCalibration::from_weights(SHIPPED_FUSED_CALIBRATION)
+    }
+}
+
+/// The shipped fused calibration's weights, in [`FusedCalibration::from_weights`] order.
+const SHIPPED_FUSED_CALIBRATION: [f64; FusedCalibration::WEIGHTS] = [
+    0.001, 1.026, -0.0, 0.103, -0.156, 0.0, 0.080, 0.224, -0.630, -0.007,
+];
+
+/// The candidates in fused order: best first, ties in candidate order.
+pub fn fused_order(lexical: &[f64], cosines: &[f64]) -> Vec<usize> {
+    let fused: Vec<f64> = lexical
+        .iter()
+        .zip(cosines)
+        .map(|(l, c)| LEXICAL_SHARE * l + (1.0 - LEXICAL_SHARE) * c)
+        .collect();
+    let mut order: Vec<usize> = (0..fused.len()).collect();
+    order.sort_unstable_by(|&a, &b| fused[b].total_cmp(&fused[a]).then(a.cmp(&b)));
+    order
+}
+
+/// Every candidate's fused score in [0, 1], in candidate order, from the lexical scorer's scores
+/// and the cosine of each candidate's vector with the prompt's (both in candidate order) and
+/// whether the prompt names a file. Scores never rise down the fused ranking. Pure: the same
+/// inputs always give the same scores.
+pub fn fused_scores(
+    lexical: &[f64],
+    cosines: &[f64],
+    local_file: bool,
+    calibration: &FusedCalibration,
+) -> Vec<f64> {
+    let n = lexical.len().min(cosines.len());
+    let (lexical, cosines) = (&lexical[..n], &cosines[..n]);
+    let mut scores = vec![0.0; n];
+    if n == 0 {
+        return scores;
+    }
+    let order = fused_order(lexical, cosines);
+    let fused = |i: usize| LEXICAL_SHARE * lexical[i] + (1.0 - LEXICAL_SHARE) * cosines[i];
+    let best = fused(order[0]);
+    let second = order.get(1).map_or(0.0, |&i| fused(i));
+    let best_cosine = cosines.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let c = calibration;
+    let prompt_part = c.bias
+        + c.best_cosine * best_cosine
+        + c.gap * (best - second)
+        + c.local_file * f64::from(u8::from(local_file))
+        + c.log_candidates * (n as f64).ln();
+    let mut ceiling = 1.0f64;
+    for (rank, &i) in order.iter().enumerate() {
+        let relative = if best > 0.0 { fused(i) / best } else { 0.0 };
+        let z = prompt_part
+            + c.lexical * logit(lexical[i])
+            + c.cosine * cosines[i]
+            + c.cosine_gap * (best_cosine - cosines[i])
+            + c.relative * relative
+            + c.log_rank * ((rank + 1) as f64).ln();
+        let score = 1.0 / (1.0 + (-z).exp());
+        ceiling = score.min(ceiling - ORDER_STEP).max(0.0);
+        scores[i] = ceiling;
+    }
+    scores
+}
+
+/// The logit of a score, clamped so 0 and 1 stay finite.
+fn logit(p: f64) -> f64 {
+    let p = p.clamp(1e-4, 1.0 - 1e-4);
+    (p / (1.0 - p)).ln()
+}
+
+/// How much lower than the candidate above it a candidate scores at least.
+const ORDER_STEP: f64 = 1e-9;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lexical_only() -> FusedCalibration {
+        let mut w = [0.0; FusedCalibration::WEIGHTS];
+        w[1] = 1.0;
+        FusedCalibration::from_weights(w)
+    }
+
+    #[test]
+    fn weight_one_on_the_lexical_logit_alone_is_the_lexical_decision() {
+        // The fused order (0, 2, 1, 3) agrees with the lexical one: the lexical scores come back.
+        let lexical = [0.9, 0.2, 0.7, 0.0];
+        let cosines = [0.5, 0.2, 0.3, 0.1];
+        let fused = fused_scores(&lexical, &cosines, false, &lexical_only());
+        for (f, l) in fused.iter().zip(lexical) {
+            assert!((f - l.max(1e-4)).abs() < 1e-6, "{fused:?}");
+        }
+        // Where a candidate the prompt's meaning ranks first has no lexical evidence, it caps
+        // the ones below it: scores never rise down the fused ranking.
+        let fused = fused_scores(&lexical, &[0.1, 0.2, 0.3, 0.9], false, &lexical_only());
+        assert!(fused.iter().all(|&s| s <= 1e-4 + 1e-9), "{fused:?}");
+    }
+
+    #[test]
+    fn fused_scores_never_rise_down_the_fused_ranking_and_are_deterministic() {
+        let lexical: Vec<f64> = (0..50).map(|i| ((i * 37) % 100) as f64 / 100.0).collect();
+        let cosines: Vec<f64> = (0..50)
+            .map(|i| ((i * 61) % 97) as f64 / 97.0 - 0.3)
+            .collect();
+        let calibration = FusedCalibration::default();
+        let a = fused_scores(&lexical, &cosines, false, &calibration);
+        let b = fused_scores(&lexical, &cosines, false, &calibration);
+        assert_eq!(a, b);
+        let order = fused_order(&lexical, &cosines);
+        for pair in order.windows(2) {
+            assert!(a[pair[0]] > a[pair[1]] || a[pair[1]] == 0.0, "{pair:?}");
+        }
+        assert!(a.iter().all(|s| (0.0..=1.0).contains(s)));
+        assert!(fused_scores(&[], &[], false, &calibration).is_empty());
+    }
+
+    #[test]
+    fn a_prompt_that_names_a_file_scores_lower() {
+        let calibration = FusedCalibration::default();
+        let plain = fused_scores(&[0.8, 0.1], &[0.5, 0.2], false, &calibration);
+        let file = fused_scores(&[0.8, 0.1], &[0.5, 0.2], true, &calibration);
+        assert!(file[0] < plain[0]);
+    }
+
+    #[test]
+    fn names_become_words() {
+        assert_eq!(
+            name_words("mcp__dev_radius__page_oncall"),
+            "dev radius page oncall"
+        );
+        assert_eq!(name_words("getWeatherNow"), "get weather now");
+        assert_eq!(name_words("web_fetch"), "web fetch");
+        assert_eq!(name_words("ChaFod"), "cha fod");
+        assert_eq!(name_words("HTTPServer"), "httpserver");
+        assert_eq!(name_words(""), "");
+    }
+}

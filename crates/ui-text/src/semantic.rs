@@ -1,0 +1,94 @@
+//! What the program says about the semantic signal: which scorer decided, and why the model is
+//! not used when it is not. Folder names are shown through [`display_safe`]; no model file's
+//! contents and no embedded text is ever shown.
+
+use crate::display::display_safe;
+
+/// Built without the `semantic` feature.
+pub const SEMANTIC_NOT_BUILT: &str =
+    "built without the semantic signal (cargo feature `semantic`); scoring lexically";
+
+/// `--lexical` was given.
+pub const LEXICAL_ASKED: &str = "--lexical";
+
+/// The prompt could not be embedded, so the round was scored lexically.
+pub const SEMANTIC_PROMPT_FAILED: &str =
+    "the prompt could not be embedded; this round was scored lexically";
+
+/// No model folder at `dir`.
+pub fn semantic_model_missing(dir: &str) -> String {
+    format!(
+        "no semantic model at {} (install it with `cargo xtask fetch-model`); scoring lexically",
+        display_safe(dir)
+    )
+}
+
+/// The model at `dir` could not be used, for `reason` (an `EmbedError`'s sentence, which names
+/// the file and what was wrong).
+pub fn semantic_model_unusable(dir: &str, reason: &str) -> String {
+    format!(
+        "the semantic model at {} is not used: {}; scoring lexically",
+        display_safe(dir),
+        display_safe(reason)
+    )
+}
+
+/// The line `pick` and `eval` print about the scorer: `scorer: NAME` and, when it is the lexical
+/// scorer for a reason, the reason.
+pub fn scorer_line(name: &str, reason: &str) -> String {
+    if reason.is_empty() {
+        format!("scorer: {name}")
+    } else {
+        format!("scorer: {name} ({reason})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folder_names_are_shown_safely_and_the_way_back_is_named() {
+        let line = semantic_model_missing("/tmp/m\u{1b}[31m");
+        assert!(!line.contains('\u{1b}'));
+        assert!(line.contains("cargo xtask fetch-model"));
+        assert_eq!(scorer_line("lexical", ""), "scorer: lexical");
+        assert_eq!(
+            scorer_line("lexical", "no model"),
+            "scorer: lexical (no model)"
+        );
+    }
+}
+
+/// One row of `eval`'s comparison of the fused scorer with the lexical scorer alone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScorerComparisonRow {
+    /// The figure's name.
+    pub metric: &'static str,
+    /// With the semantic signal.
+    pub fused: Option<f64>,
+    /// The lexical scorer alone.
+    pub lexical: Option<f64>,
+}
+
+/// `eval`'s side-by-side table: the same prompts scored with and without the semantic signal.
+pub fn scorer_comparison(rows: &[ScorerComparisonRow]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nwith and without the semantic signal (same prompts, same defaults):"
+    );
+    let _ = writeln!(s, "{:<34}{:>18}{:>10}", "", "semantic+lexical", "lexical");
+    let cell = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.3}"));
+    for row in rows {
+        let _ = writeln!(
+            s,
+            "{:<34}{:>18}{:>10}",
+            row.metric,
+            cell(row.fused),
+            cell(row.lexical)
+        );
+    }
+    s
+}
