@@ -26,19 +26,42 @@ pub fn install(what: &str) -> PathBuf {
     PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
 }
 
-/// The addon built by `cargo build -p pcd-node` (which `cargo xtask ci` runs before the tests),
-/// copied once per test process to a `.node` file: Node loads addons by that extension, and
-/// overwriting a library another Node process has mapped would crash it.
+/// Runs `cargo build -p PACKAGE` (the debug profile the tests use; a no-op when it is up to
+/// date), so a plain `cargo test --workspace` on a fresh checkout has the addon and the program
+/// that the tests run inside Node, Pi and a shell. Cargo is the one running the tests (`CARGO`).
+pub fn cargo_build(package: &str) {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["build", "--quiet", "-p", package])
+        .current_dir(repo())
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "`cargo build -p {package}` failed");
+}
+
+/// The `context-decisions` program, built for the tests (once per test process).
+pub fn program() -> PathBuf {
+    static PROGRAM: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PROGRAM
+        .get_or_init(|| {
+            cargo_build("context-decisions");
+            let bin = target_dir().join("debug").join("context-decisions");
+            assert!(bin.exists(), "no program at {}", bin.display());
+            bin
+        })
+        .clone()
+}
+
+/// The addon, built by `cargo build -p pcd-node` (once per test process) and copied to a
+/// `.node` file: Node loads addons by that extension, and overwriting a library another Node
+/// process has mapped would crash it.
 pub fn addon() -> PathBuf {
     static ADDON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     ADDON
         .get_or_init(|| {
+            cargo_build("pcd-node");
             let lib = target_dir().join("debug").join("libpcd_node.so");
-            assert!(
-                lib.exists(),
-                "the addon is not built at {}: run `cargo build -p pcd-node` first (cargo xtask ci does)",
-                lib.display()
-            );
+            assert!(lib.exists(), "no addon at {}", lib.display());
             let dir = std::env::temp_dir().join(format!("pcd-addon-{}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
             let copy = dir.join("pcd_node.node");

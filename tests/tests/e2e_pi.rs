@@ -3,7 +3,7 @@
 //! Pi's faux model and in-memory MCP servers. Each scenario asserts on the tools Pi handed the
 //! model for each request, on the result of each call, and on the session file Pi wrote.
 //!
-//! `cargo xtask ci` builds the addon (`cargo build -p pcd-node`) before the tests.
+//! The addon is built by the test itself (`pcd_tests::addon` runs `cargo build -p pcd-node`).
 
 use pcd_tests::{addon, install as installer, repo};
 use serde_json::Value;

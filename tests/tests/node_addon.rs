@@ -1,8 +1,7 @@
 //! The napi-rs addon loads in Node 22 (the Node that Pi 1.3+ needs, installed from the npm
 //! registry by `tests/support/install-pi.sh`) and answers as the Rust library does.
 //!
-//! `cargo xtask ci` builds the addon (`cargo build -p pcd-node`) before the tests; run that first
-//! when running this test alone.
+//! The addon is built by the test itself (`pcd_tests::addon` runs `cargo build -p pcd-node`).
 
 use pcd_tests::{addon, install, repo};
 use std::process::Command;

@@ -3,26 +3,12 @@
 //! replay produces the effects the live extension carried out, and the ledger entries in the
 //! recording are the ones Pi wrote to its session.
 //!
-//! `cargo xtask ci` builds the addon and the program before the tests; run
-//! `cargo build -p pcd-node -p context-decisions` first when running this test alone.
+//! The addon and the program are built by the test itself (`pcd_tests::addon`, `program`).
 
-use pcd_tests::{addon, install, repo};
+use pcd_tests::{addon, install, program, repo};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
-
-/// The `context-decisions` program next to the addon.
-fn program() -> PathBuf {
-    let bin = pcd_tests::target_dir()
-        .join("debug")
-        .join("context-decisions");
-    assert!(
-        bin.exists(),
-        "the program is not built at {}: run `cargo build -p context-decisions` first",
-        bin.display()
-    );
-    bin
-}
 
 fn record(scenario: &str, version: &str) -> (Value, PathBuf) {
     let dir = std::env::temp_dir().join(format!(
