@@ -19,6 +19,11 @@ fn model() -> Option<MiniLm> {
 }
 
 fn embed(c: &mut Criterion) {
+    if model().is_some() {
+        c.bench_function("load and verify the model (once per process)", |b| {
+            b.iter(|| model().unwrap())
+        });
+    }
     let Some(model) = model() else {
         eprintln!("no model installed: run `cargo xtask fetch-model`");
         return;
@@ -40,7 +45,7 @@ fn embed(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default().sample_size(30);
+    config = Criterion::default().sample_size(10);
     targets = embed
 }
 criterion_main!(benches);

@@ -10,6 +10,7 @@ use pcd_picker::candidates::{Candidate, CandidateKey};
 use pcd_picker::embedded::{self, CandidateText, EmbeddedIndex};
 use pcd_picker::related::RelatedWords;
 use pcd_picker::request::build_requests;
+use pcd_picker::semantic;
 
 const WORDS: &[&str] = &[
     "weather",
@@ -110,6 +111,13 @@ fn synthetic(n: usize) -> Vec<Candidate> {
         .collect()
 }
 
+/// A unit-length vector from its components.
+fn unit(v: impl Iterator<Item = f32>) -> Vec<f32> {
+    let v: Vec<f32> = v.collect();
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / n).collect()
+}
+
 fn texts(c: &[Candidate]) -> impl Iterator<Item = CandidateText<'_>> {
     c.iter().map(|c| CandidateText {
         names: &c.names,
@@ -158,6 +166,33 @@ fn benches(crit: &mut Criterion) {
     crit.bench_function("embedded group ranking, 10,000 tools in 100 groups", |b| {
         b.iter(|| grouped.scores(black_box(prompt)))
     });
+    // The fused ranking with cached vectors: the lexical scores, 10,000 cosines of 384
+    // dimensions, the fused calibration and its cap down the fused order, and the final sort.
+    let vectors: Vec<Vec<f32>> = (0..many.len())
+        .map(|i| unit((0..384).map(|d| ((i * 31 + d * 17) % 101) as f32 - 50.0)))
+        .collect();
+    let prompt_vector = unit((0..384).map(|d| ((d * 13) % 29) as f32 - 14.0));
+    crit.bench_function(
+        "fused ranking, 10,000 candidates with cached vectors, one prompt",
+        |b| {
+            b.iter(|| {
+                let lexical = index.scores(black_box(prompt));
+                let cosines: Vec<f64> = vectors
+                    .iter()
+                    .map(|v| semantic::cosine(black_box(&prompt_vector), v))
+                    .collect();
+                let scores = semantic::fused_scores(
+                    &lexical,
+                    &cosines,
+                    false,
+                    &semantic::FusedCalibration::default(),
+                );
+                let mut order: Vec<usize> = (0..scores.len()).collect();
+                order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+                order
+            })
+        },
+    );
     crit.bench_function("related words table, read once per process", |b| {
         b.iter(|| RelatedWords::parse(black_box(include_str!("../data/related-words.txt"))))
     });
