@@ -11,6 +11,7 @@
 //! effect and sentence comes from the Rust crates below. Reading the settings and `mcp.json`
 //! files happens in the facade's `load` module, called from here.
 
+use context_decisions::binding::PiVersion;
 use context_decisions::http_scorer::HttpScorer;
 use context_decisions::load::{load_mcp_origins, load_settings};
 use context_decisions::session::{
@@ -20,32 +21,31 @@ use context_decisions::session::{
 use context_decisions::tools_tab::ToolsDialog;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use pcd_config_reader::PiVersion;
 use serde_json::Value;
 use std::path::PathBuf;
 
 /// The reason to block with when checking a call failed inside the extension (fail closed).
 #[napi]
 pub fn check_failed_reason() -> String {
-    pcd_ui_text::check_failed_reason()
+    context_decisions::binding::check_failed_reason()
 }
 
 /// The reason to block with when Pi refused the entry that would have allowed the call.
 #[napi]
 pub fn not_recorded_reason() -> String {
-    pcd_ui_text::not_recorded_reason()
+    context_decisions::binding::not_recorded_reason()
 }
 
 /// The working row's text while a decision is in flight (`Deciding Context`).
 #[napi]
 pub fn deciding_label() -> String {
-    pcd_ui_text::DECIDING_CONTEXT.to_owned()
+    context_decisions::binding::DECIDING_CONTEXT.to_owned()
 }
 
 /// The `/decisions` command's description in Pi's command list.
 #[napi]
 pub fn command_description() -> String {
-    pcd_ui_text::DECISIONS_COMMAND_DESCRIPTION.to_owned()
+    context_decisions::binding::DECISIONS_COMMAND_DESCRIPTION.to_owned()
 }
 
 /// The addon's version (the workspace version), so the extension can check what it loaded.
@@ -78,7 +78,7 @@ fn parse_json(text: &str, what: &str) -> Result<Value> {
 fn inventory(tools_json: Option<String>) -> InventoryRead {
     match tools_json {
         None => InventoryRead::Unreadable,
-        Some(text) => match pcd_model::parse_inventory(&text) {
+        Some(text) => match context_decisions::binding::parse_inventory(&text) {
             Ok(inv) => InventoryRead::Tools(inv.tools),
             Err(_) => InventoryRead::Unreadable,
         },
@@ -242,7 +242,7 @@ impl PiSession {
             _ => StartReason::Startup,
         };
         let branch = branch(entries_json);
-        let branch_filters = matches!(&branch, BranchRead::Entries(e) if e.iter().any(|e| e.get("customType").and_then(Value::as_str) == Some(pcd_ledger::CUSTOM_TYPE)));
+        let branch_filters = matches!(&branch, BranchRead::Entries(e) if e.iter().any(|e| e.get("customType").and_then(Value::as_str) == Some(context_decisions::binding::CUSTOM_TYPE)));
         let files = load_settings(&agent_dir, &cwd, branch_filters);
         let approved = matches!(&files.settings, context_decisions::session::SettingsRead::Read(s) if s.tools.read_mcp_config);
         let (mcp_origins, origin_warnings) =
@@ -454,8 +454,8 @@ impl PiSession {
             self.inner.refresh_inventory(inventory(tools_json));
         }
         let command = match what.as_str() {
-            "mcp" => pcd_ui_text::ListCommand::Mcp,
-            _ => pcd_ui_text::ListCommand::Tools,
+            "mcp" => context_decisions::binding::ListCommand::Mcp,
+            _ => context_decisions::binding::ListCommand::Tools,
         };
         context_decisions::views::list_text(&self.inner, command)
     }
@@ -481,9 +481,13 @@ impl PiSession {
     #[napi]
     pub fn usage(&self, what: String) -> String {
         match what.as_str() {
-            "tools" => pcd_ui_text::list_command_usage(pcd_ui_text::ListCommand::Tools),
-            "mcp" => pcd_ui_text::list_command_usage(pcd_ui_text::ListCommand::Mcp),
-            _ => pcd_ui_text::decisions_usage(),
+            "tools" => context_decisions::binding::list_command_usage(
+                context_decisions::binding::ListCommand::Tools,
+            ),
+            "mcp" => context_decisions::binding::list_command_usage(
+                context_decisions::binding::ListCommand::Mcp,
+            ),
+            _ => context_decisions::binding::decisions_usage(),
         }
     }
 }
@@ -499,7 +503,7 @@ impl PiSession {
     pub fn status(&mut self) -> String {
         self.settings_changed();
         let settings = self.inner.settings();
-        pcd_ui_text::decisions_status(
+        context_decisions::binding::decisions_status(
             &settings.tools,
             &settings.decision,
             &self.inner.allowlists().project,

@@ -41,3 +41,15 @@ pub fn warm_up_scorer() {
             .spawn(pcd_picker::related::RelatedWords::warm);
     });
 }
+
+/// What the Node binding uses from the crates below the facade, so the binding depends on this
+/// crate alone (its `Cargo.toml` names no other workspace crate).
+pub mod binding {
+    pub use pcd_config_reader::PiVersion;
+    pub use pcd_ledger::CUSTOM_TYPE;
+    pub use pcd_model::parse_inventory;
+    pub use pcd_ui_text::{
+        check_failed_reason, decisions_status, decisions_usage, list_command_usage,
+        not_recorded_reason, ListCommand, DECIDING_CONTEXT, DECISIONS_COMMAND_DESCRIPTION,
+    };
+}

@@ -1,0 +1,57 @@
+//! The layering rules that a build cannot check by itself: the Node binding reaches the crates
+//! below the facade only through it, and the Node addon is built without the semantic model.
+
+use pcd_tests::repo;
+
+/// The names of the `[dependencies]` of a `Cargo.toml`.
+fn dependencies(manifest: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(repo().join(manifest)).unwrap();
+    let mut names = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            inside = line == "[dependencies]";
+            continue;
+        }
+        if inside && !line.is_empty() && !line.starts_with('#') {
+            if let Some((name, _)) = line.split_once('=') {
+                names.push(name.trim().trim_end_matches(".workspace").to_owned());
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn the_binding_names_no_workspace_crate_but_the_facade() {
+    let names = dependencies("bindings/node/Cargo.toml");
+    assert!(names.iter().any(|n| n == "context-decisions"), "{names:?}");
+    let lower: Vec<&String> = names.iter().filter(|n| n.starts_with("pcd-")).collect();
+    assert!(lower.is_empty(), "the binding names {lower:?}");
+}
+
+#[test]
+fn the_addon_is_built_without_the_semantic_model() {
+    let out =
+        std::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+            .args([
+                "tree",
+                "--offline",
+                "-e",
+                "normal",
+                "-p",
+                "pcd-node",
+                "-i",
+                "candle-core",
+            ])
+            .current_dir(repo())
+            .output()
+            .expect("cargo runs");
+    // `cargo tree -i` fails when nothing in the tree depends on the package.
+    assert!(
+        !out.status.success(),
+        "candle is in the addon's tree:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
