@@ -268,7 +268,7 @@ export default function piContextDecisions(pi: any) {
 		for (const body of job.requests) {
 			const left = deadline - Date.now();
 			if (left <= 0) {
-				out.push({ error: cancelled() ? "cancelled" : "unavailable" });
+				out.push({ error: cancelled() ? "cancelled" : "timed-out" });
 				continue;
 			}
 			// The deadline aborts the request and, for a model that ignores the signal, stops
@@ -294,7 +294,7 @@ export default function piContextDecisions(pi: any) {
 				request.catch(() => {});
 				const message: any = await Promise.race([request, expired]);
 				if (cancelled()) out.push({ error: "cancelled" });
-				else if (message === "expired" || timer.signal.aborted) out.push({ error: "unavailable" });
+				else if (message === "expired" || timer.signal.aborted) out.push({ error: "timed-out" });
 				else if (message?.stopReason === "aborted") out.push({ error: "cancelled" });
 				else if (message?.stopReason === "error") out.push({ error: "unavailable" });
 				else out.push({ text: (message?.content ?? []).filter((c: any) => c?.type === "text").map((c: any) => c.text).join("") });

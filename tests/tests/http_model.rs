@@ -331,15 +331,26 @@ fn an_unreachable_or_slow_model_adds_nothing_and_the_state_stays_the_old_one() {
         .local_addr()
         .unwrap()
         .port();
+    use context_decisions::session::ModelError;
+    // A model that answers nothing in time timed out (its own code); one that fails at once did
+    // not answer.
     let cases = [
-        ("refused", None),
-        ("silent", Some(Behaviour::Silent)),
-        ("after the client left", Some(Behaviour::AfterTheClientLeft)),
-        ("trickle", Some(Behaviour::Trickle)),
-        ("reset", Some(Behaviour::Reset)),
-        ("cut short", Some(Behaviour::CutShort)),
+        ("refused", None, ModelError::Unavailable),
+        ("silent", Some(Behaviour::Silent), ModelError::TimedOut),
+        (
+            "after the client left",
+            Some(Behaviour::AfterTheClientLeft),
+            ModelError::TimedOut,
+        ),
+        ("trickle", Some(Behaviour::Trickle), ModelError::TimedOut),
+        ("reset", Some(Behaviour::Reset), ModelError::Unavailable),
+        (
+            "cut short",
+            Some(Behaviour::CutShort),
+            ModelError::Unavailable,
+        ),
     ];
-    for (name, behaviour) in cases {
+    for (name, behaviour, expected) in cases {
         match behaviour {
             Some(b) => server.set(b),
             None => host.session.settings_changed(
@@ -351,10 +362,18 @@ fn an_unreachable_or_slow_model_adds_nothing_and_the_state_stays_the_old_one() {
         let entries = host.branch.len();
         let (answers, effects) = host.prompt("Render a bar chart of this CSV");
         assert!(
-            answers
-                .iter()
-                .all(|a| *a == Err(context_decisions::session::ModelError::Unavailable)),
+            answers.iter().all(|a| *a == Err(expected)),
             "{name}: {answers:?}"
+        );
+        let code = match expected {
+            ModelError::TimedOut => "(reason: `timed-out`)",
+            _ => "(reason: `model-failed`)",
+        };
+        assert!(
+            effects
+                .iter()
+                .any(|e| matches!(e, Effect::Warn(w) if w.ends_with(code))),
+            "{name}: {effects:?}"
         );
         assert!(
             effects.iter().all(|e| !matches!(e, Effect::AppendEntry(_))),

@@ -181,7 +181,8 @@ fn a_decision_endpoint_that_never_answers_adds_nothing() {
     let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         got["answers"][0],
-        serde_json::json!({"error": "unavailable"})
+        serde_json::json!({"error": "timed-out"}),
+        "a model that never answers timed out"
     );
     let waited = got["waited"].as_u64().unwrap();
     assert!(

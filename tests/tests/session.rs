@@ -2289,6 +2289,63 @@ fn a_failed_decision_warns_once_per_prompt_with_its_reason_code() {
     assert_eq!(failed(&effects), 1, "{effects:?}");
 }
 
+/// Issue 17: a decision that did not answer before `decision.timeoutMs` is reported with its own
+/// code, `timed-out` (not `model-failed`), as a failed round: fail mode closed adds nothing, fail
+/// mode open makes the rest available; never as a cancellation.
+#[test]
+fn a_timed_out_decision_has_its_own_code_and_is_a_failed_round() {
+    let timed_out = |job: &context_decisions::session::DecisionJob| {
+        job.requests
+            .iter()
+            .map(|_| Err(context_decisions::session::ModelError::TimedOut))
+            .collect::<Vec<_>>()
+    };
+    let mut pi = Pi::start(pi_model_settings(Mode::Tools), ScopedAllowlist::default());
+    let job = jobs(&pi.prompt("Render a bar chart of this CSV")).remove(0);
+    let n = pi.branch.ledger_entries();
+    let effects = pi.session.decided(job.id, timed_out(&job), &[]);
+    assert!(
+        effects.iter().all(|e| !matches!(e, Effect::AppendEntry(_))),
+        "{effects:?}"
+    );
+    let warnings: Vec<&String> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Warn(w) => Some(w),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(warnings.len(), 1, "{effects:?}");
+    assert!(
+        warnings[0].starts_with("Deciding tools took longer than the timeout")
+            && warnings[0].ends_with("(reason: `timed-out`)"),
+        "{warnings:?}"
+    );
+    assert_eq!(
+        pi.session.last_round(),
+        Some(pcd_ui_text::LastRound::Problem(
+            pcd_ui_text::RoundProblem::TimedOut
+        ))
+    );
+    assert_eq!(
+        pi.branch.ledger_entries(),
+        n,
+        "fail mode closed: nothing recorded"
+    );
+    assert!(!pi.session.is_allowed("bar_chart"));
+
+    // Fail mode open: a timeout is a failure, so the rest is made available.
+    let mut settings = pi_model_settings(Mode::Tools);
+    settings.decision.fail_mode = pcd_model::FailMode::Open;
+    let mut pi = Pi::start(settings, ScopedAllowlist::default());
+    let job = jobs(&pi.prompt("Render a bar chart of this CSV")).remove(0);
+    let effects = pi.session.decided(job.id, timed_out(&job), &[]);
+    assert!(pi.session.is_allowed("bar_chart"), "{effects:?}");
+    assert!(effects
+        .iter()
+        .any(|e| matches!(e, Effect::Warn(w) if w.ends_with("(reason: `failed-open`)"))));
+}
+
 /// Issue 17, items 6 and 10: while off, the lists name the saved allowlists and no tool of a
 /// snapshot, and there is no footer status; while on, the footer counts the available external
 /// tools.

@@ -140,7 +140,7 @@ fn call_result(outcome: context_decisions::session::CallOutcome) -> CallResult {
     }
 }
 
-/// Answers as the extension sends them: `[{"text": …} | {"error": "unavailable" |
+/// Answers as the extension sends them: `[{"text": …} | {"error": "unavailable" | "timed-out" |
 /// "configuration" | "cancelled"}]`. Anything else is a model that did not answer.
 fn answers(json: &str) -> Vec<Answer> {
     let Ok(Value::Array(items)) = serde_json::from_str::<Value>(json) else {
@@ -156,6 +156,7 @@ fn answers(json: &str) -> Vec<Answer> {
                 (Some(text), _) => Ok(text.to_owned()),
                 (_, Some("configuration")) => Err(ModelError::Configuration),
                 (_, Some("cancelled")) => Err(ModelError::Cancelled),
+                (_, Some("timed-out")) => Err(ModelError::TimedOut),
                 _ => Err(ModelError::Unavailable),
             }
         })
@@ -171,6 +172,7 @@ fn answers_json(answers: &[Answer]) -> String {
                 Err(ModelError::Configuration) => serde_json::json!({"error": "configuration"}),
                 Err(ModelError::Cancelled) => serde_json::json!({"error": "cancelled"}),
                 Err(ModelError::Unavailable) => serde_json::json!({"error": "unavailable"}),
+                Err(ModelError::TimedOut) => serde_json::json!({"error": "timed-out"}),
             })
             .collect(),
     )

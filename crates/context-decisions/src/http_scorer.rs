@@ -220,7 +220,7 @@ impl HttpScorer {
         let left = deadline
             .checked_duration_since(Instant::now())
             .filter(|d| !d.is_zero())
-            .ok_or(ModelError::Unavailable)?;
+            .ok_or(ModelError::TimedOut)?;
         // No redirects: the key must never follow a redirect to another host.
         let agent = ureq::AgentBuilder::new().timeout(left).redirects(0).build();
         let mut request = agent
@@ -233,6 +233,7 @@ impl HttpScorer {
         // ureq's errors can name the URL; none of them is passed on.
         let response = match request.send_string(body) {
             Ok(r) | Err(ureq::Error::Status(_, r)) => r,
+            Err(_) if Instant::now() >= deadline => return Err(ModelError::TimedOut),
             Err(_) => return Err(ModelError::Unavailable),
         };
         if cancel.is_cancelled() {
@@ -244,7 +245,13 @@ impl HttpScorer {
             .into_reader()
             .take(MAX_RESPONSE_BYTES as u64 + 1)
             .read_to_end(&mut bytes)
-            .map_err(|_| ModelError::Unavailable)?;
+            .map_err(|_| {
+                if Instant::now() >= deadline {
+                    ModelError::TimedOut
+                } else {
+                    ModelError::Unavailable
+                }
+            })?;
         if bytes.len() > MAX_RESPONSE_BYTES {
             return Err(ModelError::Unavailable);
         }
@@ -268,10 +275,15 @@ impl HttpScorer {
             deadline
                 .checked_duration_since(Instant::now())
                 .filter(|d| !d.is_zero())
-                .ok_or(ModelError::Unavailable)
+                .ok_or(ModelError::TimedOut)
         };
-        let mut stream =
-            TcpStream::connect_timeout(address, left()?).map_err(|_| ModelError::Unavailable)?;
+        let mut stream = TcpStream::connect_timeout(address, left()?).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::TimedOut {
+                ModelError::TimedOut
+            } else {
+                ModelError::Unavailable
+            }
+        })?;
         let mut head = format!(
             "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\nConnection: close\r\nContent-Length: {}\r\n",
             self.path,
@@ -583,7 +595,7 @@ mod tests {
         let start = Instant::now();
         assert_eq!(
             scorer(port, 300).answer(&request(), far(), &Cancellation::default()),
-            Err(ModelError::Unavailable)
+            Err(ModelError::TimedOut)
         );
         assert!(start.elapsed() < Duration::from_millis(750));
     }
@@ -593,7 +605,7 @@ mod tests {
         let (port, _rx) = serve(Duration::ZERO, None);
         assert_eq!(
             scorer(port, 300).answer(&request(), far(), &Cancellation::default()),
-            Err(ModelError::Unavailable)
+            Err(ModelError::TimedOut)
         );
         let closed = TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -647,7 +659,7 @@ mod tests {
         let s = scorer(port, 10_000);
         assert_eq!(
             s.answer(&request(), deadline, &Cancellation::default()),
-            Err(ModelError::Unavailable)
+            Err(ModelError::TimedOut)
         );
         assert!(start.elapsed() < Duration::from_millis(1500));
         let (port, _rx) = serve(Duration::ZERO, None);

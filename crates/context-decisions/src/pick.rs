@@ -624,7 +624,9 @@ mod tests {
             cwd: Some(cwd),
             selection: SelectionFlags::default(),
             json: true,
-            lexical: false,
+            // The lexical scorer's evidence and figures; the fused path is checked in
+            // tests/tests/defaults_select.rs, with and without the model.
+            lexical: true,
             model_dir: None,
         }
     }

@@ -603,6 +603,7 @@ fn recorded_answers(answers: &[Answer]) -> Value {
             // Longer answers are rejected whole; one byte more keeps that so.
             Ok(text) => json!(cut_bytes(text, MAX_ANSWER_BYTES + 1)),
             Err(ModelError::Unavailable) => json!({"error": "unavailable"}),
+            Err(ModelError::TimedOut) => json!({"error": "timed-out"}),
             Err(ModelError::Configuration) => json!({"error": "configuration"}),
             Err(ModelError::Cancelled) => json!({"error": "cancelled"}),
         })

@@ -1240,6 +1240,7 @@ impl Session {
                         RoundProblem::Configuration
                     }
                     NotCommitted::Failed(RoundFailure::Model) => RoundProblem::Failed,
+                    NotCommitted::Failed(RoundFailure::TimedOut) => RoundProblem::TimedOut,
                 };
                 if superseded {
                     effects.push(Effect::Warn(round_problem(problem)));
@@ -1347,7 +1348,9 @@ impl Session {
             return pcd_ui_text::decision_test(DecisionTest::Cancelled);
         };
         let result = match answers.into_iter().next() {
-            None | Some(Err(ModelError::Unavailable)) => DecisionTest::Unavailable,
+            None | Some(Err(ModelError::Unavailable | ModelError::TimedOut)) => {
+                DecisionTest::Unavailable
+            }
             Some(Err(ModelError::Configuration)) => DecisionTest::Configuration,
             Some(Err(ModelError::Cancelled)) => DecisionTest::Cancelled,
             Some(Ok(text)) => match parse_answer(&requests[0], &text) {
@@ -1753,6 +1756,7 @@ fn collect_scores(
             ModelError::Cancelled => RoundFailure::Cancelled,
             ModelError::Configuration => RoundFailure::Configuration,
             ModelError::Unavailable => RoundFailure::Model,
+            ModelError::TimedOut => RoundFailure::TimedOut,
         })?;
         if let Ok(valid) = parse_answer(request, &text) {
             for (index, score) in valid {

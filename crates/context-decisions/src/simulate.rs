@@ -10,7 +10,7 @@
 //!   "project": { "alwaysAllowedTools": [] },
 //!   "mcpOrigins": [["docs", "project"]],
 //!   "tools": [ /* getAllTools() at session start */ ],
-//!   "answers": [ "{\"scores\": […]}", { "error": "unavailable" } ],  /* an HTTP or Pi model's */
+//!   "answers": [ "{\"scores\": […]}", { "error": "unavailable" } ], /* or "timed-out" */  /* an HTTP or Pi model's */
 //!   "active": [ /* getActiveTools() at session start; default: every direct and model-only tool */ ],
 //!   "events": [
 //!     { "type": "session_start", "reason": "startup" },
@@ -344,7 +344,7 @@ impl Sim {
 }
 
 /// `answers`: each a string (the model's answer text) or `{"error": "unavailable" |
-/// "configuration" | "cancelled"}`.
+/// "timed-out" | "configuration" | "cancelled"}`.
 fn scripted_answers(
     value: Option<&Value>,
 ) -> Result<std::collections::VecDeque<Answer>, ScriptError> {
@@ -361,6 +361,7 @@ fn scripted_answers(
             Value::String(text) => Ok(Ok(text.clone())),
             other => match other.get("error").and_then(Value::as_str) {
                 Some("unavailable") => Ok(Err(ModelError::Unavailable)),
+                Some("timed-out") => Ok(Err(ModelError::TimedOut)),
                 Some("configuration") => Ok(Err(ModelError::Configuration)),
                 Some("cancelled") => Ok(Err(ModelError::Cancelled)),
                 _ => Err(problem(ScriptProblem::Answer(i))),

@@ -215,9 +215,12 @@ impl Cancellation {
 /// How a decision model failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum ModelError {
-    /// It did not answer in time or could not be reached.
+    /// It could not be reached or did not give an answer.
     #[error("the decision model did not answer")]
     Unavailable,
+    /// It did not answer before the deadline (`decision.timeoutMs`).
+    #[error("the decision model did not answer in time")]
+    TimedOut,
     /// It is not configured correctly (no key, bad URL, unknown model).
     #[error("the decision model is not configured correctly")]
     Configuration,

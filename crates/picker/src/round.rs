@@ -77,9 +77,12 @@ pub fn select(scores: &[Option<f64>], threshold: f64, cap: usize) -> Vec<Outcome
 /// Why a round ended without scores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum RoundFailure {
-    /// The decision model failed or timed out.
-    #[error("the decision model failed or timed out")]
+    /// The decision model failed.
+    #[error("the decision model failed")]
     Model,
+    /// The decision model did not answer before the deadline.
+    #[error("the decision model did not answer in time")]
+    TimedOut,
     /// The decision model is misconfigured (no key, bad URL, unknown model).
     #[error("the decision model is not configured correctly")]
     Configuration,
@@ -218,7 +221,7 @@ impl Round {
                 );
                 (select(&scores, threshold, cap), false)
             }
-            Err(RoundFailure::Model) if fail_mode == FailMode::Open => (
+            Err(RoundFailure::Model | RoundFailure::TimedOut) if fail_mode == FailMode::Open => (
                 vec![Outcome::Added { score: f64::NAN }; self.candidates.len()],
                 true,
             ),
