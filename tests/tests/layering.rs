@@ -55,3 +55,23 @@ fn the_addon_is_built_without_the_semantic_model() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+#[test]
+fn the_session_is_split_by_responsibility_into_files_that_say_what_they_own() {
+    let dir = repo().join("crates/context-decisions/src");
+    let mut files = vec![dir.join("session.rs")];
+    for entry in std::fs::read_dir(dir.join("session")).unwrap() {
+        files.push(entry.unwrap().path());
+    }
+    assert!(files.len() >= 6, "{files:?}");
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines = text.lines().count();
+        assert!(lines <= 620, "{} has {lines} lines", file.display());
+        assert!(
+            text.starts_with("//!"),
+            "{} does not say what it owns",
+            file.display()
+        );
+    }
+}

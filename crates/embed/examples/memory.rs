@@ -25,8 +25,8 @@ fn main() {
         status("VmRSS"),
         status("VmHWM")
     );
-    let long = "please look at the failing deploy and tell me why the health check times out "
-        .repeat(30);
+    let long =
+        "please look at the failing deploy and tell me why the health check times out ".repeat(30);
     model.embed(&long).expect("it embeds");
     println!(
         "after embedding 256 tokens: VmRSS {}, peak VmHWM {}",
