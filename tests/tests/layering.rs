@@ -31,28 +31,44 @@ fn the_binding_names_no_workspace_crate_but_the_facade() {
     assert!(lower.is_empty(), "the binding names {lower:?}");
 }
 
+/// Whether `package`'s own build (as `cargo build -p PACKAGE` resolves it) includes `dependency`.
+fn builds_with(package: &str, dependency: &str) -> bool {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args([
+            "tree",
+            "--offline",
+            "-e",
+            "normal",
+            "-p",
+            package,
+            "-i",
+            dependency,
+        ])
+        .current_dir(repo())
+        .output()
+        .expect("cargo runs");
+    // `cargo tree -i` fails when nothing in the tree depends on the package.
+    out.status.success()
+}
+
 #[test]
 fn the_addon_is_built_without_the_semantic_model() {
-    let out =
-        std::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-            .args([
-                "tree",
-                "--offline",
-                "-e",
-                "normal",
-                "-p",
-                "pcd-node",
-                "-i",
-                "candle-core",
-            ])
-            .current_dir(repo())
-            .output()
-            .expect("cargo runs");
-    // `cargo tree -i` fails when nothing in the tree depends on the package.
+    assert!(!builds_with("pcd-node", "candle-core"));
     assert!(
-        !out.status.success(),
-        "candle is in the addon's tree:\n{}",
-        String::from_utf8_lossy(&out.stdout)
+        builds_with("context-decisions", "candle-core"),
+        "the program has it"
+    );
+}
+
+#[test]
+fn neither_the_program_nor_the_addon_compiles_sqlite() {
+    for package in ["context-decisions", "pcd-node"] {
+        assert!(!builds_with(package, "libsqlite3-sys"), "{package}");
+    }
+    assert!(
+        builds_with("xtask", "libsqlite3-sys"),
+        "the audits' mirror has it"
     );
 }
 

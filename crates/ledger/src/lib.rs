@@ -54,7 +54,7 @@
 mod codec;
 mod event;
 mod fold;
-#[cfg(feature = "io")]
+#[cfg(feature = "sqlite")]
 mod mirror;
 #[cfg(feature = "io")]
 mod scan;
@@ -70,7 +70,7 @@ pub use event::{
     MAX_FINGERPRINT_CHARS, MAX_NAME_CHARS, MAX_ROUND_ID_BYTES,
 };
 pub use fold::{fold, BranchState, FirstPrompt, Folder, ModeChange, RoundSummary};
-#[cfg(feature = "io")]
+#[cfg(feature = "sqlite")]
 pub use mirror::{Mirror, MirrorError, MirrorReport, DEFAULT_BUSY_TIMEOUT, MIRROR_SCHEMA_VERSION};
 #[cfg(feature = "io")]
 pub use scan::{EntryType, Head, LineScanner, MAX_DECODED_LINE_BYTES};
