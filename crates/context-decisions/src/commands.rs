@@ -237,6 +237,12 @@ pub fn gate(args: &GateArgs) -> Result<(String, bool), String> {
         outcome.effects = effects;
     }
     let scored = !outcome.effects.is_empty();
+    tracing::info!(
+        blocked = outcome.block.is_some(),
+        scored_now = scored,
+        session = args.from.session.is_some(),
+        "gate: verdict"
+    );
     if args.json {
         let verdict = json!({
             "verdict": if outcome.block.is_some() { "block" } else { "allow" },

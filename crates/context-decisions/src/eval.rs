@@ -1088,6 +1088,12 @@ pub struct EvalArgs {
 pub fn run(args: &EvalArgs) -> Result<String, String> {
     use std::io::{IsTerminal, Write};
     let set = EvalSet::load(&args.set).map_err(|e| e.to_string())?;
+    tracing::info!(
+        tools = set.tools.len(),
+        queries = set.queries.len(),
+        irrelevance = set.irrelevance.len(),
+        "eval: set loaded"
+    );
     let mut weights = FieldWeights::default();
     if let Some(w) = &args.weights {
         let [name, label, description, k1, b, related, name_coverage] =
@@ -1162,7 +1168,17 @@ pub fn run(args: &EvalArgs) -> Result<String, String> {
             pcd_ui_text::eval_progress(done, total)
         );
     };
+    tracing::info!(
+        mode = options.mode.as_str(),
+        semantic = options.semantic.is_some(),
+        "eval: scoring"
+    );
+    if !scorer_reason.is_empty() {
+        tracing::debug!(reason = %scorer_reason, "eval: the semantic signal is not used");
+    }
+    let started = std::time::Instant::now();
     let mut value = evaluate(&set, &options, &mut draw);
+    tracing::info!(ms = started.elapsed().as_millis() as u64, "eval: scored");
     if options.semantic.is_some() {
         // The same prompts with the lexical scorer alone, side by side.
         let lexical_options = EvalOptions {

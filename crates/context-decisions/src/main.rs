@@ -1,7 +1,7 @@
 //! The `context-decisions` command-line program.
 //!
 //! Exit codes: 0 success; 1 `gate` blocked the call, or `simulate --check` found a replay that
-//! differs from the recording; 2 bad input (a file that cannot be read or is not what was
+//! differs from the recording or nothing to compare; 2 bad input (a file that cannot be read or is not what was
 //! expected, or bad arguments).
 
 use clap::{Parser, Subcommand};
@@ -9,9 +9,11 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Decide which tools the Pi coding agent's model may see and call.
+/// Decide which tools the Pi coding agent's model may see and call: try a prompt on an inventory
+/// (pick), measure the picker on labelled sets (eval), and read a session's decisions (list,
+/// gate, simulate).
 #[derive(Parser)]
-#[command(name = "context-decisions", version, about)]
+#[command(name = "context-decisions", version)]
 struct Cli {
     /// Log to stderr: -v decisions (counts and codes only), -vv details, -vvv everything.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
@@ -180,7 +182,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             let report = pcd_ui_text::replay_check(checked, &differing);
             let _ = std::io::stderr().write_all(report.as_bytes());
-            Ok(if differing.is_empty() {
+            // A check that compared nothing did not pass: a script without expectations is
+            // not a recording.
+            Ok(if differing.is_empty() && checked > 0 {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)

@@ -343,6 +343,13 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         Mode::Mcp => decision.max_new_groups,
     } as usize;
     let prompt = bounded(&args.prompt, MAX_PROMPT_CHARS);
+    tracing::info!(
+        tools = inventory.tools.len(),
+        candidates = set.candidates.len(),
+        mode = mode.as_str(),
+        settings_files = files.len(),
+        "pick: candidates formed"
+    );
     let too_few = set.candidates.len() < decision.minimum_candidates as usize;
     let mut evidence = Vec::new();
     let mut signal = None;
@@ -385,11 +392,18 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
                 crate::semantic::ScorerUsed::Lexical(reason.clone()),
             ),
         };
+        tracing::info!(signal = used.name(), "pick: scored");
+        if let crate::semantic::ScorerUsed::Lexical(reason) = &used {
+            tracing::debug!(reason = %reason, "pick: the semantic signal is not used");
+        }
         signal = Some(used);
         let scores: Vec<Option<f64>> = scores.into_iter().map(Some).collect();
         evidence = candidate_evidence(&index, &prompt);
         select(&scores, decision.threshold, cap)
     };
+    for (i, outcome) in outcomes.iter().enumerate() {
+        tracing::trace!(candidate = i, score = ?outcome.score(), "pick: outcome");
+    }
     let mut available = Vec::new();
     let mut withheld = Vec::new();
     // The best withheld candidate with a score: (score, name, cut by the cap).

@@ -104,3 +104,62 @@ fn a_recorded_file_replays_and_checks_and_a_tampered_one_does_not() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 19: `simulate --check` on a script that expects nothing compared nothing, so it does not
+/// pass: it says so and exits 1.
+#[test]
+fn a_check_that_compares_nothing_does_not_pass() {
+    let dir = std::env::temp_dir().join(format!("pcd-cli-nothing-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("script.json");
+    std::fs::write(&script, r#"{"events": []}"#).unwrap();
+    let (code, _, stderr) = simulate(&script);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.starts_with("Nothing to check"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 19: `-v` logs what `pick`, `eval` and `gate` did (counts and codes) on stderr.
+#[test]
+fn verbose_runs_log_what_they_did() {
+    let inventory = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/inventory.json");
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_context-decisions"))
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let tools = inventory.to_str().unwrap();
+    let pick = run(&[
+        "-v",
+        "pick",
+        "--tools",
+        tools,
+        "--prompt",
+        "calculator",
+        "--lexical",
+    ]);
+    assert!(
+        pick.contains("pick: candidates formed") && pick.contains("pick: scored"),
+        "{pick}"
+    );
+    let gate = run(&[
+        "-v",
+        "gate",
+        "--tools",
+        tools,
+        "--call",
+        r#"{"toolName":"web_fetch"}"#,
+    ]);
+    assert!(gate.contains("gate: verdict"), "{gate}");
+    let quiet = run(&[
+        "pick",
+        "--tools",
+        tools,
+        "--prompt",
+        "calculator",
+        "--lexical",
+    ]);
+    assert!(!quiet.contains("pick:"), "{quiet}");
+}
