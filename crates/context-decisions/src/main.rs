@@ -145,7 +145,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let text = if json {
                 format!("{}\n", mo::origins_json(&origins))
             } else {
-                mo::origins_text(&origins)
+                let global = agent_dir.join("mcp.json");
+                let project = cwd.join(".pi").join("mcp.json");
+                mo::origins_text_for(&origins, &global, trusted.then_some(project.as_path()))
             };
             out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
             Ok(ExitCode::SUCCESS)

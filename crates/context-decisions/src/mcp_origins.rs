@@ -140,6 +140,45 @@ pub fn origins_json(origins: &McpOrigins) -> Value {
     json!({ "servers": servers, "warnings": warnings })
 }
 
+/// A plain listing: one `name  namespace  scope` row per server, then each warning as a sentence
+/// naming the file it is about; with no server and no warning, which files were looked for.
+/// `global` and `project` are the files' paths (`project` only when it was read: trusted).
+pub fn origins_text_for(
+    origins: &McpOrigins,
+    global: &std::path::Path,
+    project: Option<&std::path::Path>,
+) -> String {
+    let rows: Vec<pcd_ui_text::OriginRow> = origins
+        .servers()
+        .iter()
+        .map(|s| pcd_ui_text::OriginRow {
+            name: s.name().as_str().to_owned(),
+            namespace: s.namespace().as_str().to_owned(),
+            scope: s.scope().as_str(),
+        })
+        .collect();
+    let mut out = pcd_ui_text::origins_report(&rows, &[]);
+    if origins.servers().is_empty() && origins.warnings().is_empty() {
+        out.push_str(&pcd_ui_text::no_mcp_servers(
+            &global.display().to_string(),
+            project.map(|p| p.display().to_string()).as_deref(),
+        ));
+    }
+    for w in origins.warnings() {
+        let path = match w.file {
+            pcd_model::ConfigFile::Global => global.display().to_string(),
+            pcd_model::ConfigFile::Project => {
+                project.map(|p| p.display().to_string()).unwrap_or_default()
+            }
+        };
+        out.push_str(&pcd_ui_text::origin_warning_sentence(
+            &path,
+            &pcd_ui_text::config_warning(w),
+        ));
+    }
+    out
+}
+
 /// A plain listing: one `name  namespace  scope` row per server, then one `warning` row per
 /// warning (codes, not sentences).
 pub fn origins_text(origins: &McpOrigins) -> String {

@@ -163,3 +163,38 @@ fn verbose_runs_log_what_they_did() {
     ]);
     assert!(!quiet.contains("pick:"), "{quiet}");
 }
+
+/// Issue 19: `mcp-origins` says which files it looked for when none defines a server, and names
+/// the file a warning is about, as a sentence.
+#[test]
+fn mcp_origins_names_the_files_it_read_and_what_was_wrong() {
+    let dir = std::env::temp_dir().join(format!("pcd-cli-origins-{}", std::process::id()));
+    let (agent, project) = (dir.join("agent"), dir.join("project"));
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::create_dir_all(project.join(".pi")).unwrap();
+    let run = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_context-decisions"))
+            .args(["mcp-origins", "--trusted", "yes", "--agent-dir"])
+            .arg(&agent)
+            .arg("--cwd")
+            .arg(&project)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let none = run();
+    assert!(none.starts_with("No MCP server is defined"), "{none}");
+    assert!(
+        none.contains(&agent.join("mcp.json").display().to_string()),
+        "{none}"
+    );
+    std::fs::write(project.join(".pi/mcp.json"), r#"{"mcpServers": {"a": "#).unwrap();
+    let broken = run();
+    let file = project.join(".pi/mcp.json").display().to_string();
+    assert!(
+        broken.starts_with(&format!("{file}: The project MCP config")),
+        "{broken}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

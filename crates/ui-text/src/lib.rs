@@ -107,8 +107,8 @@ pub use replay::{
     REPLAY_LIST_LIMIT, REPLAY_USAGE, XTASK_USAGE,
 };
 pub use reports::{
-    origins_report, pick_report, OriginRow, OriginWarning, PickExempt, PickReason, PickReport,
-    PickRow, PickSettingsFile, PickWithheld, PICK_LISTED,
+    no_mcp_servers, origin_warning_sentence, origins_report, pick_report, OriginRow, OriginWarning,
+    PickExempt, PickReason, PickReport, PickRow, PickSettingsFile, PickWithheld, PICK_LISTED,
 };
 pub use rounds::{
     audit_finding, ledger_findings, ledger_untrusted, round_failed_warning, round_problem,

@@ -251,6 +251,27 @@ pub struct OriginWarning {
     pub server: Option<String>,
 }
 
+/// `mcp-origins` when no file defines a server: which files were looked for.
+pub fn no_mcp_servers(global: &str, project: Option<&str>) -> String {
+    match project {
+        Some(project) => format!(
+            "No MCP server is defined: neither {} nor {} defines one.\n",
+            display_safe(global),
+            display_safe(project)
+        ),
+        None => format!(
+            "No MCP server is defined in {} (the project's .pi/mcp.json is read only with \
+             --trusted yes).\n",
+            display_safe(global)
+        ),
+    }
+}
+
+/// `mcp-origins`: one warning as a sentence, after the file it is about.
+pub fn origin_warning_sentence(path: &str, sentence: &str) -> String {
+    format!("{}: {sentence}\n", display_safe(path))
+}
+
 /// The `mcp-origins` text report: aligned rows, then one line per warning.
 pub fn origins_report(rows: &[OriginRow], warnings: &[OriginWarning]) -> String {
     let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(0);
