@@ -204,7 +204,7 @@ fn list_json(view: &pcd_ui_text::InventoryView, what: &str, warnings: &[String])
     json!({
         "filtering": match view.filtering { pcd_ui_text::Filtering::Off => "off".to_owned(), pcd_ui_text::Filtering::On(m) => m.as_str().to_owned() },
         "rows": rows,
-        "activeSetChanges": view.active_set_changes,
+        "active_set_changes": view.active_set_changes,
         "warnings": warnings,
     })
 }
@@ -247,7 +247,7 @@ pub fn gate(args: &GateArgs) -> Result<(String, bool), String> {
         let verdict = json!({
             "verdict": if outcome.block.is_some() { "block" } else { "allow" },
             "reason": outcome.block,
-            "scoredNow": scored,
+            "scored_now": scored,
             "warnings": warnings,
         });
         return Ok((format!("{verdict}\n"), outcome.block.is_some()));

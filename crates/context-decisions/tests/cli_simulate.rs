@@ -198,3 +198,73 @@ fn mcp_origins_names_the_files_it_read_and_what_was_wrong() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 19: every key of the program's JSON output is snake_case (`minimum_candidates`, never a
+/// mix with `scoredNow`).
+#[test]
+fn json_keys_are_snake_case_everywhere() {
+    fn keys(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    out.push(k.clone());
+                    keys(v, out);
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|v| keys(v, out)),
+            _ => {}
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let inventory = root.join("examples/inventory.json");
+    let tools = inventory.to_str().unwrap();
+    let set = root.join("eval/everyday");
+    let runs: [Vec<&str>; 6] = [
+        vec![
+            "pick",
+            "--tools",
+            tools,
+            "--prompt",
+            "calculator",
+            "--lexical",
+        ],
+        vec!["list", "tools", "--tools", tools],
+        vec![
+            "gate",
+            "--tools",
+            tools,
+            "--call",
+            r#"{"toolName":"web_fetch"}"#,
+        ],
+        vec!["groups", "--tools", tools],
+        vec!["mcp-origins"],
+        vec![
+            "eval",
+            "--set",
+            set.to_str().unwrap(),
+            "--limit",
+            "3",
+            "--lexical",
+        ],
+    ];
+    for args in runs {
+        let out = Command::new(env!("CARGO_BIN_EXE_context-decisions"))
+            .args(&args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut all = Vec::new();
+        keys(&v, &mut all);
+        let bad: Vec<&String> = all
+            .iter()
+            .filter(|k| k.chars().any(|c| c.is_ascii_uppercase()))
+            .collect();
+        assert!(bad.is_empty(), "{args:?}: {bad:?}");
+    }
+}
