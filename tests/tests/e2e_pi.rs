@@ -6,7 +6,7 @@
 //! The addon is built by the test itself (`pcd_tests::addon` runs `cargo build -p pcd-node`).
 
 use pcd_tests::{addon, install as installer, repo};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Command;
 
@@ -714,12 +714,27 @@ fn refused_entries_grant_nothing_inside_pi() {
     }
 }
 
-/// Installed from a settings `packages` entry (the extension's folder, as Pi installs packages)
-/// rather than `-e`: it loads, picks, withholds and records the same way.
+/// Installed from a settings `packages` entry (the extension's folder, and the repository's root,
+/// whose `package.json` names the extension in its `pi` manifest: what `pi install` of the
+/// repository, by path or git, writes) rather than `-e`: it loads, picks, withholds and records
+/// the same way.
 #[test]
 fn loads_from_a_settings_packages_entry() {
-    for version in VERSIONS {
-        let report = run("package.json", version);
+    let scenarios = repo().join("tests/e2e/scenarios");
+    let mut from_root: Value =
+        serde_json::from_str(&std::fs::read_to_string(scenarios.join("package.json")).unwrap())
+            .unwrap();
+    from_root["extensions"][0]["path"] = json!(repo().join("tests/e2e/fixtures/toolbox/index.ts"));
+    from_root["extensions"][1]["path"] = json!(repo().canonicalize().unwrap());
+    let root_scenario = pcd_tests::temp_dir("package-root").join("scenario.json");
+    std::fs::write(&root_scenario, from_root.to_string()).unwrap();
+    for (version, scenario) in VERSIONS.iter().flat_map(|v| {
+        [
+            (*v, scenarios.join("package.json")),
+            (*v, root_scenario.clone()),
+        ]
+    }) {
+        let report = run_file(&scenario, version, &addon());
         let loaded = report["loadedExtensions"].to_string();
         assert!(
             loaded.contains("/extension/index.ts"),

@@ -91,3 +91,47 @@ fn the_session_is_split_by_responsibility_into_files_that_say_what_they_own() {
         );
     }
 }
+
+/// Issue 19: the repository root and `extension/` are both Pi packages by Pi's rules
+/// (`docs/packages.md` in Pi's npm package): named `pi-context-decisions`, the `pi-package`
+/// keyword, a `pi` manifest naming the extension, the host package as an optional `"*"` peer only
+/// (so `npm install` never pulls a second Pi), and a `CHANGELOG.md` whose newest heading is the
+/// package's version in Pi's format.
+#[test]
+fn both_package_roots_follow_pis_package_rules() {
+    for root in [repo(), repo().join("extension")] {
+        let manifest: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(root.join("package.json")).unwrap())
+                .unwrap();
+        let at = root.display();
+        assert_eq!(manifest["name"], "pi-context-decisions", "{at}");
+        assert!(
+            manifest["keywords"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|k| k == "pi-package"),
+            "{at}"
+        );
+        for extension in manifest["pi"]["extensions"].as_array().unwrap() {
+            assert!(root.join(extension.as_str().unwrap()).is_file(), "{at}");
+        }
+        let host = "@earendil-works/pi-coding-agent";
+        assert_eq!(manifest["peerDependencies"][host], "*", "{at}");
+        assert_eq!(
+            manifest["peerDependenciesMeta"][host]["optional"], true,
+            "{at}"
+        );
+        assert!(manifest.get("dependencies").is_none(), "{at}");
+        let changelog = std::fs::read_to_string(root.join("CHANGELOG.md")).unwrap();
+        let newest = changelog
+            .lines()
+            .find(|l| l.starts_with("## "))
+            .unwrap_or_default();
+        let version = manifest["version"].as_str().unwrap();
+        assert!(
+            newest.starts_with(&format!("## [{version}]")),
+            "{at}: {newest}"
+        );
+    }
+}
