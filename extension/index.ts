@@ -19,6 +19,7 @@ type Addon = {
 	PiSession: { start(eventJson: string, entriesJson?: string): Session };
 	addonVersion(): string;
 	commandDescription(): string;
+	decisionsCompletions(prefix: string): string;
 	checkFailedReason(): string;
 	notRecordedReason(): string;
 	decidingLabel(): string;
@@ -36,7 +37,7 @@ type Session = {
 	list(what: string, toolsJson?: string): string;
 	readsRegistry(): boolean;
 	footer(): string | null | undefined;
-	usage(what: string): string;
+	usage(what: string, given?: string): string;
 	decided(job: number, answersJson: string, active: string[]): string;
 	decisionModel(): string[];
 	answerHttp(requests: string[]): Promise<string>;
@@ -491,6 +492,14 @@ export default function piContextDecisions(pi: any) {
 	if (addon) {
 		pi.registerCommand("decisions", {
 			description: addon.commandDescription(),
+			// The command's own arguments on Tab, never file names.
+			getArgumentCompletions: (prefix: string) => {
+				try {
+					return JSON.parse(addon!.decisionsCompletions(prefix ?? ""));
+				} catch {
+					return null;
+				}
+			},
 			handler: async (args: string, ctx: any) => {
 				if (!session) return;
 				const words = (args ?? "").trim().split(/\s+/).filter((w) => w.length > 0);
@@ -517,7 +526,7 @@ export default function piContextDecisions(pi: any) {
 						text = session.testDecided(job.job, JSON.stringify(answers));
 					}
 				} else {
-					text = session.usage(what === "tools" || what === "mcp" ? what : "");
+					text = session.usage(what === "tools" || what === "mcp" ? what : "", words.join(" "));
 				}
 				for (const w of session.takeWarnings()) notify(ctx, w);
 				say(ctx, text);

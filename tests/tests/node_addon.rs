@@ -389,6 +389,50 @@ fn a_broken_settings_file_is_said_once_until_it_is_fixed() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Issue 19: `/decisions foo` names `foo` as not a command before the usage, and Tab after
+/// `/decisions ` offers the command's own arguments (never file names).
+#[test]
+fn unknown_words_are_named_and_tab_offers_the_commands() {
+    let dir = std::env::temp_dir().join(format!("pcd-addon-usage-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("agent")).unwrap();
+    let agent = dir.join("agent");
+    let script = format!(
+        r#"const a = require({addon:?});
+           const s = a.PiSession.start(JSON.stringify({{reason: 'startup', nonce: 'n', agentDirEnv: {agent:?}, home: {dir:?}, cwd: {dir:?}, trusted: false}}), '[]');
+           process.stdout.write(JSON.stringify({{
+             unknown: s.usage('', 'foo bar'),
+             plain: s.usage(''),
+             tools: s.usage('tools', 'tools x'),
+             t: JSON.parse(a.decisionsCompletions('t')),
+             none: JSON.parse(a.decisionsCompletions('./src')),
+           }}));"#,
+        addon = addon(),
+    );
+    let got: serde_json::Value = serde_json::from_slice(&pcd_tests::node_eval(&script)).unwrap();
+    let unknown = got["unknown"].as_str().unwrap();
+    assert!(
+        unknown.starts_with("`/decisions foo bar` is not a /decisions command."),
+        "{unknown}"
+    );
+    assert!(
+        unknown.ends_with(got["plain"].as_str().unwrap()),
+        "then the usage"
+    );
+    assert!(
+        !got["tools"].as_str().unwrap().contains("is not a"),
+        "tools' own usage"
+    );
+    let values: Vec<&str> = got["t"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(values, ["tools list", "test"]);
+    assert_eq!(got["none"], serde_json::json!([]));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// The extension's install script (`npm install` runs it) builds the addon from source with cargo
 /// when none is there, and puts it where the extension loads it; with one there it does nothing.
 #[test]

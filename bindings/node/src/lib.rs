@@ -48,6 +48,21 @@ pub fn command_description() -> String {
     context_decisions::binding::DECISIONS_COMMAND_DESCRIPTION.to_owned()
 }
 
+/// What Pi offers on Tab after `/decisions `: `[{value, label, description}]` as JSON, for the
+/// arguments that start with `prefix` (never file names).
+#[napi]
+pub fn decisions_completions(prefix: String) -> String {
+    serde_json::Value::Array(
+        context_decisions::binding::decisions_completions(&prefix)
+            .into_iter()
+            .map(|(value, description)| {
+                serde_json::json!({"value": value, "label": value, "description": description})
+            })
+            .collect(),
+    )
+    .to_string()
+}
+
 /// The addon's version (the workspace version), so the extension can check what it loaded.
 #[napi]
 pub fn addon_version() -> String {
@@ -479,9 +494,15 @@ impl PiSession {
     }
 
     /// The reply to `/decisions tools …` or `/decisions mcp …` with anything but `list`
-    /// (`what` = `tools` or `mcp`), or to `/decisions` alone or with anything else.
+    /// (`what` = `tools` or `mcp`), or to `/decisions` with anything else (`given`: the words,
+    /// which it names as not a command).
     #[napi]
-    pub fn usage(&self, what: String) -> String {
+    pub fn usage(&self, what: String, given: Option<String>) -> String {
+        if let Some(given) = given.filter(|g| !g.trim().is_empty()) {
+            if what != "tools" && what != "mcp" {
+                return context_decisions::binding::decisions_unknown(given.trim());
+            }
+        }
         match what.as_str() {
             "tools" => context_decisions::binding::list_command_usage(
                 context_decisions::binding::ListCommand::Tools,

@@ -49,7 +49,8 @@ pub mod binding {
     pub use pcd_ledger::CUSTOM_TYPE;
     pub use pcd_model::parse_inventory;
     pub use pcd_ui_text::{
-        check_failed_reason, decisions_status, decisions_usage, list_command_usage,
-        not_recorded_reason, ListCommand, DECIDING_CONTEXT, DECISIONS_COMMAND_DESCRIPTION,
+        check_failed_reason, decisions_completions, decisions_status, decisions_unknown,
+        decisions_usage, list_command_usage, not_recorded_reason, ListCommand, DECIDING_CONTEXT,
+        DECISIONS_COMMAND_DESCRIPTION,
     };
 }

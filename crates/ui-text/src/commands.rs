@@ -74,6 +74,40 @@ pub fn decisions_usage() -> String {
     )
 }
 
+/// `/decisions` with words it does not know: says which, then the usage. The words are bounded
+/// and made safe to print.
+pub fn decisions_unknown(given: &str) -> String {
+    let shown: String = given.chars().take(60).collect();
+    let more = if given.chars().count() > 60 {
+        "…"
+    } else {
+        ""
+    };
+    format!(
+        "`/decisions {}{more}` is not a /decisions command. {}",
+        crate::display::display_safe(&shown),
+        decisions_usage()
+    )
+}
+
+/// What Pi offers on Tab after `/decisions `: each argument that starts with `prefix` (ignoring
+/// leading spaces and case), with what it does.
+pub fn decisions_completions(prefix: &str) -> Vec<(&'static str, &'static str)> {
+    const ARGUMENTS: [(&str, &str); 3] = [
+        ("tools list", "every tool and why it is available"),
+        (
+            "mcp list",
+            "every MCP server and extension, with its key and availability",
+        ),
+        ("test", "ask the decision model one small question"),
+    ];
+    let prefix = prefix.trim_start().to_lowercase();
+    ARGUMENTS
+        .into_iter()
+        .filter(|(value, _)| value.starts_with(&prefix))
+        .collect()
+}
+
 /// The most entries of one allowlist `/decisions` prints without a terminal; the rest are
 /// counted.
 pub const MAX_STATUS_ENTRIES: usize = 50;
@@ -224,6 +258,20 @@ pub fn last_round_text(last: LastRound) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unknown_words_are_named_and_completions_offer_the_commands() {
+        let text = decisions_unknown("foo\u{1b}[31m");
+        assert!(text.starts_with("`/decisions foo"), "{text}");
+        assert!(!text.contains('\u{1b}'));
+        assert!(text.contains("`/decisions tools list`"));
+        let all: Vec<&str> = decisions_completions("").iter().map(|c| c.0).collect();
+        assert_eq!(all, ["tools list", "mcp list", "test"]);
+        let t: Vec<&str> = decisions_completions("t").iter().map(|c| c.0).collect();
+        assert_eq!(t, ["tools list", "test"]);
+        assert!(decisions_completions("tools x").is_empty());
+        assert!(decisions_completions("report.md").is_empty());
+    }
 
     #[test]
     fn decisions_usage_text() {
