@@ -196,7 +196,20 @@ fn step_threshold(value: f64, up: bool) -> f64 {
         (twentieths - 1e-9).ceil() - 1.0
     };
     // Hundredths, so 0.65 is written as 0.65 rather than 0.6500000000000001.
-    (next.clamp(0.0, 20.0) * 5.0).round() / 100.0
+    let next = (next.clamp(0.0, 20.0) * 5.0).round() / 100.0;
+    // The default (0.625, off the 0.05 grid) is a stop too, so a person can always step back to
+    // it.
+    let default = pcd_model::DecisionSettings::default().threshold;
+    let passes = if up {
+        value < default - 1e-9 && next > default + 1e-9
+    } else {
+        value > default + 1e-9 && next < default - 1e-9
+    };
+    if passes {
+        default
+    } else {
+        next
+    }
 }
 
 impl ToolsTab {
@@ -817,7 +830,7 @@ mod tests {
             panic!("{id:?} not found");
         };
         go(&mut tab, SettingId::Threshold);
-        // 0.625 snaps to the 0.05 grid.
+        // 0.625 (the default) steps to the 0.05 grid, and the grid steps back to it.
         assert_eq!(
             tab.handle_key(Key::Right),
             TabOutcome::SetDecision(DecisionChange::Threshold(0.65))
@@ -826,6 +839,12 @@ mod tests {
             tab.handle_key(Key::Char('-')),
             TabOutcome::SetDecision(DecisionChange::Threshold(0.6))
         );
+        assert_eq!(step_threshold(0.6, true), 0.625);
+        assert_eq!(step_threshold(0.65, false), 0.625);
+        assert_eq!(step_threshold(0.625, true), 0.65);
+        assert_eq!(step_threshold(0.625, false), 0.6);
+        assert_eq!(step_threshold(0.61, true), 0.625);
+        assert_eq!(step_threshold(0.55, true), 0.6);
         assert_eq!(step_threshold(0.65, true), 0.7);
         assert_eq!(step_threshold(0.95, true), 1.0);
         assert_eq!(step_threshold(1.0, true), 1.0);
