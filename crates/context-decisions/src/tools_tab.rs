@@ -140,7 +140,8 @@ impl ToolsDialog {
             &settings.decision,
             &project_lists(session),
             rows,
-        );
+        )
+        .with_last_round(session.last_round());
         let prompt = entries
             .and_then(latest_user_text)
             .or_else(|| session.latest_task_text().map(str::to_owned));

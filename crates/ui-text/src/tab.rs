@@ -148,6 +148,8 @@ pub struct ToolsTab {
     editor: Option<(AllowlistEditor, Scope, ScopedAllowlist)>,
     serial: u64,
     status: Option<String>,
+    /// The latest decision round's outcome, shown on the Tools page.
+    last_round: Option<crate::commands::LastRound>,
 }
 
 const ITEMS: [SettingId; 7] = [
@@ -232,7 +234,15 @@ impl ToolsTab {
             editor: None,
             serial: 0,
             status: None,
+            last_round: None,
         }
+    }
+
+    /// The tab showing the latest decision round's outcome (as `/decisions` without a terminal
+    /// shows it) on its Tools page.
+    pub fn with_last_round(mut self, last: Option<crate::commands::LastRound>) -> ToolsTab {
+        self.last_round = last;
+        self
     }
 
     /// The open editor, if any.
@@ -465,7 +475,7 @@ impl ToolsTab {
         if let Some((editor, _, _)) = &self.editor {
             return editor.render(width, height);
         }
-        let (title, rows, cursor, notes, hint) = match self.page {
+        let (title, rows, cursor, mut notes, hint) = match self.page {
             Page::Tools => (
                 "Decisions · Tools",
                 tools_tab(&self.tools, &self.project),
@@ -495,6 +505,9 @@ impl ToolsTab {
                 )
             }
         };
+        if let (Page::Tools, Some(last)) = (self.page, self.last_round) {
+            notes.insert(0, crate::commands::last_round_text(last));
+        }
         page_lines(
             title,
             &rows,
@@ -604,6 +617,23 @@ mod tests {
                 availability: Availability::Withheld,
             },
         ]
+    }
+
+    #[test]
+    fn the_tools_page_shows_the_last_round_and_advanced_does_not() {
+        use crate::commands::LastRound;
+        let plain = tab().render(100, 40).join("\n");
+        assert!(!plain.contains("Last decision"), "{plain}");
+        let mut shown = tab().with_last_round(Some(LastRound::Problem(
+            crate::rounds::RoundProblem::TimedOut,
+        )));
+        let text = shown.render(100, 40).join("\n");
+        assert!(
+            text.contains("Last decision: added nothing (reason: `timed-out`)."),
+            "{text}"
+        );
+        shown.handle_key(Key::Tab);
+        assert!(!shown.render(100, 40).join("\n").contains("Last decision"));
     }
 
     fn tab() -> ToolsTab {
