@@ -131,14 +131,19 @@ if (Object.keys(mcpFiles.project).length || mcpExtra.project) {
 
 // Extra files the scenario places in the agent dir or the project, for example another
 // extension's own settings: `files: { "agent/<relative path>": JSON or text, "project/…": … }`.
-for (const [target, content] of Object.entries(scenario.files ?? {})) {
-	const [base, ...rest] = target.split("/");
-	const dir = base === "agent" ? agentDir : base === "project" ? cwd : undefined;
-	if (!dir || rest.length === 0 || rest.includes("..")) fail(`files: ${target} must be agent/<path> or project/<path>`);
-	const path = join(dir, ...rest);
-	mkdirSync(dirname(path), { recursive: true });
-	writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content, null, 2));
-}
+// A step `{ "files": { … } }` writes files the same way between steps (a person editing a
+// settings file, say).
+const writeFiles = (files) => {
+	for (const [target, content] of Object.entries(files ?? {})) {
+		const [base, ...rest] = target.split("/");
+		const dir = base === "agent" ? agentDir : base === "project" ? cwd : undefined;
+		if (!dir || rest.length === 0 || rest.includes("..")) fail(`files: ${target} must be agent/<path> or project/<path>`);
+		const path = join(dir, ...rest);
+		mkdirSync(dirname(path), { recursive: true });
+		writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content, null, 2));
+	}
+};
+writeFiles(scenario.files);
 
 // ---------------------------------------------------------------------------------------------
 // The report and the tracer's sink
@@ -526,7 +531,7 @@ const steps = scenario.steps ?? [];
 for (let i = 0; i < steps.length; i++) {
 	currentStep = i;
 	const step = steps[i];
-	const outcome = { step: i, action: Object.keys(step).find((k) => ["prompt", "command", "tree", "fork", "resume", "reload", "newSession", "wait"].includes(k)) };
+	const outcome = { step: i, action: Object.keys(step).find((k) => ["prompt", "command", "tree", "fork", "resume", "reload", "newSession", "wait", "files"].includes(k)) };
 	noteSessionFile();
 	try {
 		if (step.prompt !== undefined) {
@@ -603,6 +608,8 @@ for (let i = 0; i < steps.length; i++) {
 		} else if (step.newSession !== undefined) {
 			const result = await runtime.newSession();
 			outcome.cancelled = result.cancelled;
+		} else if (step.files !== undefined) {
+			writeFiles(step.files);
 		} else if (step.wait !== undefined) {
 			// Milliseconds of idle time, e.g. to let MCP servers finish connecting before a prompt.
 			await new Promise((done) => setTimeout(done, Number(step.wait)));

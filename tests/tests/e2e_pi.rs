@@ -336,6 +336,55 @@ fn tree_and_resume_follow_the_ledger_inside_pi() {
     }
 }
 
+/// Issue 17, item 1: after a reopen (resume), a `/reload` and a fork, a tool made available by a
+/// decision, by a pin and by switching off is declared and callable, though the new process never
+/// took it out itself (what this extension withholds is recomputed from the branch's ledger).
+#[test]
+fn availability_survives_reopen_reload_and_fork_inside_pi() {
+    for version in VERSIONS {
+        let report = run("reopen.json", version);
+        let errors: Vec<&Value> = report["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| !s["error"].is_null())
+            .collect();
+        assert!(errors.is_empty(), "{version}: {errors:?}");
+        let declared = |step: u64, tool: &str| {
+            let all = requests(&report, step);
+            !all.is_empty() && all.iter().all(|t| t.contains(&tool.to_owned()))
+        };
+        // The first prompt withholds the currency converter, the chart and the fetcher.
+        assert!(declared(0, "forecast_weather"), "{version}");
+        for tool in ["convert_currency", "bar_chart", "web_fetch"] {
+            assert!(!declared(0, tool), "{version}: {tool}");
+        }
+        // Reopened: a decision makes the converter available, and Pi runs it.
+        assert!(declared(2, "convert_currency"), "{version}");
+        assert_eq!(
+            calls(&report, 2, "convert_currency"),
+            vec![(false, "convert_currency ran".to_owned())],
+            "{version}"
+        );
+        // Reloaded, then pinned: the chart is declared and runs.
+        assert!(declared(5, "bar_chart"), "{version}");
+        assert_eq!(
+            calls(&report, 5, "bar_chart"),
+            vec![(false, "bar_chart ran".to_owned())],
+            "{version}"
+        );
+        // Forked, then switched off: every tool the branch withheld is back.
+        for tool in [
+            "web_fetch",
+            "bar_chart",
+            "convert_currency",
+            "forecast_weather",
+        ] {
+            assert!(declared(8, tool), "{version}: {tool}");
+        }
+    }
+}
+
 #[test]
 fn one_of_pis_own_models_decides_inside_pi() {
     for version in VERSIONS {
