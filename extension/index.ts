@@ -6,7 +6,7 @@
 import { createRequire } from "node:module";
 import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const CUSTOM_TYPE = "context-decisions-tools";
@@ -38,6 +38,7 @@ type Session = {
 	readsRegistry(): boolean;
 	footer(): string | null | undefined;
 	usage(what: string, given?: string): string;
+	exportTools(toolsJson?: string, file?: string): string;
 	decided(job: number, answersJson: string, active: string[]): string;
 	decisionModel(): string[];
 	answerHttp(requests: string[]): Promise<string>;
@@ -515,6 +516,11 @@ export default function piContextDecisions(pi: any) {
 					text = session.status();
 				} else if ((what === "tools" || what === "mcp") && sub === "list" && words.length === 2) {
 					text = session.list(what, toolsForCommand());
+				} else if (what === "tools" && sub === "export" && words.length <= 3) {
+					// The person's own inventory to a new file they name, for the program.
+					const name = words[2];
+					const file = name === undefined ? undefined : resolve(ctx?.cwd ?? process.cwd(), name);
+					text = session.exportTools(file === undefined ? undefined : readTools(), file);
 				} else if (what === "test" && words.length === 1) {
 					// Idle-time call: no working row; the result is reported when it returns.
 					const probe = JSON.parse(session.decisionTest());

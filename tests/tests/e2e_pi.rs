@@ -667,6 +667,57 @@ fn the_advanced_tab_sets_the_provider_to_none_and_the_next_prompt_keeps_every_to
     }
 }
 
+/// Issue 19: `/decisions tools export FILE` inside Pi writes Pi's own inventory to a new file in
+/// the project folder, which `context-decisions pick` reads.
+#[test]
+fn the_inventory_exports_from_inside_pi_for_the_program() {
+    let dir = pcd_tests::temp_dir("export-e2e");
+    let scenario = dir.join("scenario.json");
+    let on =
+        json!({"tools": {"enabled": true, "mode": "tools"}, "decision": {"provider": "embedded"}});
+    std::fs::write(
+        &scenario,
+        json!({
+            "description": "export the inventory",
+            "files": {"agent/pi-context-decisions/settings.json": on},
+            "extensions": [
+                {"path": repo().join("tests/e2e/fixtures/toolbox/index.ts"), "via": "path"},
+                {"path": repo().join("extension/index.ts"), "via": "path"}
+            ],
+            "steps": [{"command": "/decisions tools export exported.json"}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    for version in VERSIONS {
+        let report = run_file(&scenario, version, &addon());
+        let said = report["steps"][0]["stderr"].as_str().unwrap();
+        assert!(said.starts_with("Wrote "), "{version}: {said}");
+        let file = Path::new(report["root"].as_str().unwrap()).join("project/exported.json");
+        let inventory = context_decisions::inventory::read_inventory_file(&file).unwrap();
+        assert!(
+            inventory.tools.iter().any(|t| t.name == "forecast_weather"),
+            "{version}"
+        );
+        let out = Command::new(pcd_tests::program())
+            .args([
+                "pick",
+                "--lexical",
+                "--prompt",
+                "What is the weather forecast for Lisbon?",
+                "--tools",
+            ])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{version}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("forecast_weather"),
+            "{version}"
+        );
+    }
+}
+
 /// `/decisions` where Pi has no UI (print and JSON modes): the settings and the four
 /// allowlists are printed on stderr, with where to change them; nothing is written.
 #[test]

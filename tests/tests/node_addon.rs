@@ -433,6 +433,48 @@ fn unknown_words_are_named_and_tab_offers_the_commands() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Issue 19: `/decisions tools export FILE` writes the person's own inventory to a new file that
+/// `context-decisions pick` reads; it never overwrites a file; without a file it says how.
+#[test]
+fn the_inventory_exports_to_a_new_file_the_program_reads() {
+    let dir = std::env::temp_dir().join(format!("pcd-addon-export-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("agent")).unwrap();
+    let agent = dir.join("agent");
+    let file = dir.join("tools.json");
+    let script = format!(
+        r#"const a = require({addon:?});
+           const tools = require('fs').readFileSync({example:?}, 'utf8');
+           const s = a.PiSession.start(JSON.stringify({{reason: 'startup', nonce: 'n', agentDirEnv: {agent:?}, home: {dir:?}, cwd: {dir:?}, trusted: false}}), '[]');
+           process.stdout.write(JSON.stringify({{
+             first: s.exportTools(tools, {file:?}),
+             again: s.exportTools(tools, {file:?}),
+             usage: s.exportTools(undefined, undefined),
+           }}));"#,
+        addon = addon(),
+        example = repo().join("examples/inventory.json"),
+    );
+    let got: serde_json::Value = serde_json::from_slice(&pcd_tests::node_eval(&script)).unwrap();
+    let first = got["first"].as_str().unwrap();
+    assert!(first.starts_with("Wrote 36 tools"), "{first}");
+    assert!(
+        got["again"].as_str().unwrap().contains("the file exists"),
+        "{got}"
+    );
+    assert!(got["usage"]
+        .as_str()
+        .unwrap()
+        .starts_with("`/decisions tools export FILE`"));
+    let inventory = context_decisions::inventory::read_inventory_file(&file).unwrap();
+    assert_eq!(inventory.tools.len(), 36);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "owner only");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// The extension's install script (`npm install` runs it) builds the addon from source with cargo
 /// when none is there, and puts it where the extension loads it; with one there it does nothing.
 #[test]

@@ -486,6 +486,18 @@ impl PiSession {
         self.inner.filtering_on()
     }
 
+    /// `/decisions tools export FILE`: writes `tools_json` (`getAllTools()` as JSON text) to
+    /// `file` (absolute, a new file) and returns what to say; without a file, the usage.
+    #[napi]
+    pub fn export_tools(&self, tools_json: Option<String>, file: Option<String>) -> String {
+        match (tools_json, file.filter(|f| !f.is_empty())) {
+            (Some(json), Some(file)) => {
+                context_decisions::inventory::export_inventory(&json, std::path::Path::new(&file))
+            }
+            _ => context_decisions::binding::EXPORT_USAGE.to_owned(),
+        }
+    }
+
     /// Pi's footer status (`ctx.ui.setStatus`): how many external tools are available now, or
     /// undefined while tool filtering is off (the status is then cleared).
     #[napi]

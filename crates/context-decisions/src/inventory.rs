@@ -66,6 +66,41 @@ pub fn read_inventory_file(path: &Path) -> Result<Inventory, InventoryFileError>
 }
 
 /// Parses inventory text strictly, naming `file` in errors.
+/// Writes `tools_json` (Pi's `getAllTools()` as JSON text) to `file`, a new file (never over an
+/// existing one), readable by its owner only, after checking it is an inventory the program
+/// accepts. Returns the sentence to show: how many tools were written, or why nothing was.
+pub fn export_inventory(tools_json: &str, file: &Path) -> String {
+    use std::io::Write;
+    let shown = file.display().to_string();
+    let count = match parse_inventory(tools_json) {
+        Ok(inventory) => inventory.tools.len() + inventory.rejected.len(),
+        Err(_) => {
+            return pcd_ui_text::tools_export_failed(&shown, "Pi's registry could not be read")
+        }
+    };
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let written = options.open(file).and_then(|mut f| {
+        f.write_all(tools_json.as_bytes())?;
+        f.write_all(b"\n")?;
+        f.sync_all()
+    });
+    match written {
+        Ok(()) => pcd_ui_text::tools_exported(&shown, count),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            pcd_ui_text::tools_export_failed(&shown, pcd_ui_text::EXPORT_FILE_EXISTS)
+        }
+        Err(e) => pcd_ui_text::tools_export_failed(&shown, &e.kind().to_string()),
+    }
+}
+
+/// Parses Pi's `getAllTools()` JSON text as an inventory file's contents (`file` names it in
+/// errors).
 pub fn parse_inventory_text(text: &str, file: &str) -> Result<Inventory, InventoryFileError> {
     let inventory = parse_inventory(text).map_err(|error| InventoryFileError::Invalid {
         file: file.to_owned(),

@@ -51,6 +51,6 @@ pub mod binding {
     pub use pcd_ui_text::{
         check_failed_reason, decisions_completions, decisions_status, decisions_unknown,
         decisions_usage, list_command_usage, not_recorded_reason, ListCommand, DECIDING_CONTEXT,
-        DECISIONS_COMMAND_DESCRIPTION,
+        DECISIONS_COMMAND_DESCRIPTION, EXPORT_USAGE,
     };
 }

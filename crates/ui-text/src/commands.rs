@@ -20,10 +20,13 @@ pub enum ListCommand {
 /// `list`. The argument itself is never repeated.
 pub fn list_command_usage(command: ListCommand) -> String {
     match command {
-        ListCommand::Tools => "`/decisions tools` takes only `list`: `/decisions tools list` \
-             prints every tool and why it is available, names only. Allowlists are edited in \
-             `/decisions` → Tools tab."
-            .to_owned(),
+        ListCommand::Tools => {
+            "`/decisions tools` takes `list` or `export FILE`: `/decisions tools \
+             list` prints every tool and why it is available, names only; `/decisions tools \
+             export FILE` writes Pi's tool inventory to a new file, for `context-decisions pick` \
+             and `eval`. Allowlists are edited in `/decisions` → Tools tab."
+                .to_owned()
+        }
         ListCommand::Mcp => "`/decisions mcp` takes only `list`: `/decisions mcp list` prints \
              every MCP server and extension with its key and availability, names only. \
              Allowlists are edited in `/decisions` → Tools tab."
@@ -31,9 +34,46 @@ pub fn list_command_usage(command: ListCommand) -> String {
     }
 }
 
+/// `/decisions tools export FILE` wrote Pi's tool inventory (`count` tools) to `file`.
+pub fn tools_exported(file: &str, count: usize) -> String {
+    format!(
+        "Wrote {} (Pi's tool inventory, as getAllTools() gives it) to {}. Try the picker on it: \
+         `context-decisions pick --tools {} --prompt \"…\"`.",
+        count_of(count),
+        crate::display::display_safe(file),
+        crate::display::display_safe(file)
+    )
+}
+
+fn count_of(n: usize) -> String {
+    if n == 1 {
+        "1 tool".to_owned()
+    } else {
+        format!("{n} tools")
+    }
+}
+
+/// `/decisions tools export FILE` could not write `file`, for `reason` (an I/O error kind, or
+/// that it exists already).
+pub fn tools_export_failed(file: &str, reason: &str) -> String {
+    format!(
+        "Could not write Pi's tool inventory to {}: {}. Nothing was written.",
+        crate::display::display_safe(file),
+        crate::display::display_safe(reason)
+    )
+}
+
+/// The reason for [`tools_export_failed`] when the file exists: nothing is overwritten.
+pub const EXPORT_FILE_EXISTS: &str = "the file exists (choose a new name; nothing is overwritten)";
+
+/// `/decisions tools export` without a file name.
+pub const EXPORT_USAGE: &str =
+    "`/decisions tools export FILE` writes Pi's tool inventory to FILE (a new file, relative to \
+     the project folder), to try `context-decisions pick` and `eval` on your own tools.";
+
 /// The `/decisions` command's one-line description in Pi's command list.
 pub const DECISIONS_COMMAND_DESCRIPTION: &str =
-    "Tool and MCP filtering: the Tools tab (no argument), list what is available and why (tools list, mcp list), test the decision model (test)";
+    "Tool and MCP filtering: the Tools tab (no argument), list what is available and why (tools list, mcp list), export the tools for the program (tools export FILE), test the decision model (test)";
 
 /// The reason a call is blocked when checking it failed inside the extension itself (an
 /// unexpected error): it fails closed.
@@ -69,7 +109,8 @@ pub fn decisions_usage() -> String {
         "`/decisions` opens the Tools tab where Pi has an interactive terminal (elsewhere it \
          prints the settings and the allowlists); `/decisions tools list` prints every tool and \
          why it is available; `/decisions mcp list` prints every MCP server and extension with \
-         its key and availability (names only, no decision calls); `/decisions test` asks the \
+         its key and availability (names only, no decision calls); `/decisions tools export \
+         FILE` writes Pi's tool inventory to a new file for the program; `/decisions test` asks the \
          selected decision model one small question and reports how it answered. {SETTINGS_FILES}"
     )
 }
@@ -93,8 +134,12 @@ pub fn decisions_unknown(given: &str) -> String {
 /// What Pi offers on Tab after `/decisions `: each argument that starts with `prefix` (ignoring
 /// leading spaces and case), with what it does.
 pub fn decisions_completions(prefix: &str) -> Vec<(&'static str, &'static str)> {
-    const ARGUMENTS: [(&str, &str); 3] = [
+    const ARGUMENTS: [(&str, &str); 4] = [
         ("tools list", "every tool and why it is available"),
+        (
+            "tools export",
+            "write Pi's tool inventory to a new file, for the program",
+        ),
         (
             "mcp list",
             "every MCP server and extension, with its key and availability",
@@ -266,9 +311,9 @@ mod tests {
         assert!(!text.contains('\u{1b}'));
         assert!(text.contains("`/decisions tools list`"));
         let all: Vec<&str> = decisions_completions("").iter().map(|c| c.0).collect();
-        assert_eq!(all, ["tools list", "mcp list", "test"]);
+        assert_eq!(all, ["tools list", "tools export", "mcp list", "test"]);
         let t: Vec<&str> = decisions_completions("t").iter().map(|c| c.0).collect();
-        assert_eq!(t, ["tools list", "test"]);
+        assert_eq!(t, ["tools list", "tools export", "test"]);
         assert!(decisions_completions("tools x").is_empty());
         assert!(decisions_completions("report.md").is_empty());
     }
