@@ -428,7 +428,7 @@ fn unknown_words_are_named_and_tab_offers_the_commands() {
         .iter()
         .map(|c| c["value"].as_str().unwrap())
         .collect();
-    assert_eq!(values, ["tools list", "test"]);
+    assert_eq!(values, ["tools list", "tools export", "test"]);
     assert_eq!(got["none"], serde_json::json!([]));
     std::fs::remove_dir_all(&dir).ok();
 }
