@@ -97,6 +97,28 @@ fn ci() -> ExitCode {
         eprintln!("xtask: ci failed at: fetch-model: {e}");
         return ExitCode::FAILURE;
     }
+    // Node 22 and the two Pi versions the end-to-end tests run in, installed from the npm registry
+    // into .cache/ before the tests (once; later runs find them), so the test run is not silent
+    // for minutes while a test installs them.
+    for what in ["node", "1.3.0", "1.6.0"] {
+        let shown = if what == "node" {
+            "Node 22".to_owned()
+        } else {
+            format!("Pi {what}")
+        };
+        eprintln!("xtask: ci: {shown} for the end-to-end tests (from the npm registry into .cache/, once)");
+        let status = Command::new("bash")
+            .arg(workspace_root().join("tests/support/install-pi.sh"))
+            .arg(what)
+            .stdout(std::process::Stdio::null())
+            .status();
+        if !status.is_ok_and(|s| s.success()) {
+            eprintln!(
+                "xtask: ci failed at: installing {shown} (tests/support/install-pi.sh {what})"
+            );
+            return ExitCode::FAILURE;
+        }
+    }
     let test = ["test", "--workspace", "--locked"];
     // PCD_REQUIRE_MODEL: a test that would skip the real model fails instead. The vector cache
     // lives in the build folder, not in the home folder of whoever runs CI.
