@@ -90,6 +90,9 @@ fn branch_entries(path: &Path, leaf: Option<&str>) -> Result<Vec<Value>, String>
 /// The folder given, or the current one.
 pub(crate) fn cwd_or_current(given: &Option<PathBuf>) -> Result<PathBuf, String> {
     match given {
+        Some(dir) if !dir.is_dir() => Err(pcd_ui_text::project_folder_error(
+            &dir.display().to_string(),
+        )),
         Some(dir) => Ok(dir.clone()),
         None => std::env::current_dir()
             .map_err(|e| pcd_ui_text::current_folder_error(&e.kind().to_string())),

@@ -268,3 +268,28 @@ fn json_keys_are_snake_case_everywhere() {
         assert!(bad.is_empty(), "{args:?}: {bad:?}");
     }
 }
+
+/// Issue 19: `--cwd` naming no folder is an error that names it, not a project without files.
+#[test]
+fn a_cwd_that_is_not_a_folder_is_refused() {
+    let inventory = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/inventory.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_context-decisions"))
+        .args([
+            "pick",
+            "--lexical",
+            "--prompt",
+            "x",
+            "--cwd",
+            "/nonexistent/project",
+            "--tools",
+        ])
+        .arg(&inventory)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("/nonexistent/project (--cwd) is not a folder"),
+        "{stderr}"
+    );
+}

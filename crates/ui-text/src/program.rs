@@ -175,6 +175,15 @@ pub fn current_folder_error(kind: &str) -> String {
     format!("cannot read the current folder: {}", display_safe(kind))
 }
 
+/// `--cwd DIR` names no folder: nothing would be read from it, so it is refused rather than
+/// read as a project without files.
+pub fn project_folder_error(dir: &str) -> String {
+    format!(
+        "project folder {} (--cwd) is not a folder",
+        crate::display::display_safe(dir)
+    )
+}
+
 /// Why Pi's agent folder could not be found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AgentDirProblem {
