@@ -539,6 +539,18 @@ impl Session {
                 }
                 effects.extend(parts.into_iter().map(Effect::AppendEntry));
                 branch.apply_round(&round, None, None);
+                self.ownership.committed(
+                    round
+                        .tools
+                        .iter()
+                        .chain(&round.allowlisted_tools)
+                        .map(String::as_str),
+                    round
+                        .groups
+                        .iter()
+                        .chain(&round.allowlisted_groups)
+                        .map(|g| g.as_str()),
+                );
                 self.rebuild_index();
             }
             Err(_) => effects.push(Effect::Warn(round_problem(RoundProblem::Failed))),

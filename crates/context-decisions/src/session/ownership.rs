@@ -1,11 +1,13 @@
 //! Ownership of Pi's active tool set: which tools this extension withholds, and so may put back.
 //!
 //! **Invariant:** the Session takes out of Pi's active set only tools the gate would not let
-//! through, and puts back only tools it *owns*: a tool this process took out itself, or a tool
-//! the branch's ledger had decided against when it was folded (considered, by name or with its
-//! group, and not available) that Pi declares on registration (direct or model-only exposure), so
-//! that its absence from the active set is this extension's doing in an earlier process. A tool
-//! another party deactivated while this extension had not decided against it is never activated.
+//! through, and puts back only tools it *owns*: a tool this process took out itself, a tool the
+//! branch's ledger decided against when it was folded (considered, by name or with its group,
+//! and not available), or a tool a round of this process made available (its own fresh decision:
+//! declared even when Pi's active set lacks it, as after a restart whose first pick failed before
+//! anything was recorded), that Pi declares on registration (direct or model-only exposure). A
+//! tool another party deactivated while this extension had not decided against it is never
+//! activated.
 //!
 //! What the ledger decided against is recomputed from the branch each time it is folded (start,
 //! resume, fork, `/reload`, `/tree`), so it survives a restart; the registry, the allowlists (in
@@ -31,6 +33,12 @@ pub(crate) struct Ownership {
     decided_groups: HashSet<String>,
     /// Tools this process took out of Pi's active set (a cache; the ledger is the record).
     removed: HashSet<String>,
+    /// Tools and group keys a round committed by this process made available: this extension's
+    /// own fresh decision, so they are declared at the next boundary even when Pi's active set
+    /// lacks them (an earlier process withheld them before any round recorded it, say, which
+    /// Pi 1.3.0's replayed loadout keeps). Cleared when the branch is folded.
+    granted_tools: HashSet<String>,
+    granted_groups: HashSet<String>,
     /// Tools this process put back. If one goes missing without this process taking it out
     /// (another extension's explicit `selectedTools` edit, which Pi applies to the live loadout),
     /// that edit won for its run only: the next run's boundary declares it again.
@@ -56,7 +64,24 @@ impl Ownership {
             .filter(|key| !branch.is_group_key_available(key))
             .map(str::to_owned)
             .collect();
+        self.granted_tools.clear();
+        self.granted_groups.clear();
         self.released = false;
+    }
+
+    /// A round of this process made `tools` and `groups` available: this extension's own fresh
+    /// decision, declared at the next boundary even where Pi's active set lacks them. (What the
+    /// round decides against that was already inactive stays as it is: this process never took
+    /// it out, and the branch's ledger did not say so when it was folded.)
+    pub(crate) fn committed<'a>(
+        &mut self,
+        tools: impl IntoIterator<Item = &'a str>,
+        groups: impl IntoIterator<Item = &'a str>,
+    ) {
+        self.granted_tools
+            .extend(tools.into_iter().map(str::to_owned));
+        self.granted_groups
+            .extend(groups.into_iter().map(str::to_owned));
     }
 
     /// Whether this extension withholds `tool` (and so may put it back).
@@ -67,11 +92,16 @@ impl Ownership {
         if self.removed.contains(&tool.name) {
             return true;
         }
-        let decided = self.decided_tools.contains(&tool.name)
-            || class
+        let in_group = |set: &HashSet<String>| {
+            class
                 .group
                 .as_ref()
-                .is_some_and(|g| self.decided_groups.contains(g.key.as_str()));
+                .is_some_and(|g| set.contains(g.key.as_str()))
+        };
+        let decided = self.decided_tools.contains(&tool.name)
+            || in_group(&self.decided_groups)
+            || self.granted_tools.contains(&tool.name)
+            || in_group(&self.granted_groups);
         decided && !class.kind.is_internal() && tool.exposure.is_declared()
     }
 
@@ -230,6 +260,45 @@ mod tests {
             None
         );
         assert_eq!(ownership.release(&tools, &classes, &[]), None);
+    }
+
+    #[test]
+    fn what_a_round_of_this_process_decides_is_declared_though_pi_lacks_it() {
+        // A first pick failed before a restart: nothing recorded, everything withheld; Pi 1.3.0
+        // replays that loadout. This process's round makes `mail_send` available and decides
+        // against `chart`: the first is declared; the second, inactive before this process
+        // decided anything, is not this extension's to put back when switched off.
+        let tools = vec![
+            tool("mail_send", ToolExposure::Direct),
+            tool("chart", ToolExposure::Direct),
+        ];
+        let classes: Vec<_> = tools
+            .iter()
+            .map(|t| Classifier::default().classify(t))
+            .collect();
+        let mut ownership = Ownership::default();
+        ownership.folded(&BranchState::new());
+        assert_eq!(
+            ownership.reconcile(&tools, &classes, &[], true, |n| n == "mail_send"),
+            None,
+            "before the round, neither is this extension's"
+        );
+        ownership.committed(["mail_send"], []);
+        assert_eq!(
+            ownership.reconcile(&tools, &classes, &[], true, |n| n == "mail_send"),
+            Some(names(&["mail_send"]))
+        );
+        assert_eq!(
+            ownership.release(&tools, &classes, &names(&["mail_send"])),
+            None
+        );
+        // A branch move forgets what this process granted (a tool put back that later went
+        // missing is another rule, for new runs).
+        ownership.folded(&BranchState::new());
+        assert_eq!(
+            ownership.reconcile(&tools, &classes, &[], false, |_| true),
+            None
+        );
     }
 
     #[test]
