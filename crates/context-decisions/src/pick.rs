@@ -500,7 +500,14 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         s.push('\n');
         return Ok(s);
     }
-    Ok(pcd_ui_text::with_warnings(render(&value), &warnings))
+    let mut text = render(&value);
+    if let Some(reason) = value["signal_reason"].as_str() {
+        // Why the semantic signal was not used, after the report (`--lexical` needs no word).
+        if reason != pcd_ui_text::LEXICAL_ASKED {
+            text.push_str(&pcd_ui_text::semantic_note(reason));
+        }
+    }
+    Ok(pcd_ui_text::with_warnings(text, &warnings))
 }
 
 /// The text report, from the JSON one.
@@ -533,12 +540,7 @@ fn render(v: &Value) -> String {
     pcd_ui_text::pick_report(&pcd_ui_text::PickReport {
         mode: text(&v["mode"]),
         scorer: match v["signal"].as_str() {
-            Some(signal) => pcd_ui_text::scorer_line(
-                &format!("{}, {signal}", text(&v["scorer"])),
-                v["signal_reason"].as_str().unwrap_or_default(),
-            )
-            .trim_start_matches("scorer: ")
-            .to_owned(),
+            Some(signal) => format!("{}, {signal}", text(&v["scorer"])),
             None => text(&v["scorer"]),
         },
         threshold: v["threshold"].as_f64().unwrap_or_default(),

@@ -116,7 +116,7 @@ pub use rounds::{
     round_problem_code, RoundProblem,
 };
 pub use semantic::{
-    scorer_comparison, scorer_line, semantic_model_missing, semantic_model_unusable,
+    scorer_comparison, scorer_line, semantic_model_missing, semantic_model_unusable, semantic_note,
     ScorerComparisonRow, LEXICAL_ASKED, SEMANTIC_NOT_BUILT, SEMANTIC_PROMPT_FAILED,
 };
 pub use settings_tab::{

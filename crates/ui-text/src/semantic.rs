@@ -33,6 +33,11 @@ pub fn semantic_model_unusable(dir: &str, reason: &str) -> String {
     )
 }
 
+/// `pick`'s last line when the semantic signal was not used: why.
+pub fn semantic_note(reason: &str) -> String {
+    format!("semantic signal: not used: {}\n", display_safe(reason))
+}
+
 /// The line `pick` and `eval` print about the scorer: `scorer: NAME` and, when it is the lexical
 /// scorer for a reason, the reason.
 pub fn scorer_line(name: &str, reason: &str) -> String {
