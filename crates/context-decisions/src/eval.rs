@@ -630,7 +630,7 @@ pub fn evaluate(
     let vectors = options
         .semantic
         .as_deref()
-        .and_then(|s| crate::semantic::candidate_vectors(s, cands));
+        .and_then(|s| pcd_picker::semantic::candidate_vectors(s, cands));
     let semantic = options.semantic.as_deref().zip(vectors.as_deref());
     let mut lexical_rounds = 0usize;
     // The peer ranks the candidates' tools; in group mode a group ranks where its best tool does.

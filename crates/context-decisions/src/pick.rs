@@ -381,7 +381,7 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         };
         let (scores, used) = match &model {
             Ok(model) => {
-                let vectors = crate::semantic::candidate_vectors(model, &set.candidates);
+                let vectors = pcd_picker::semantic::candidate_vectors(model, &set.candidates);
                 let out =
                     crate::semantic::scores(&index, Some(model).zip(vectors.as_deref()), &prompt);
                 model.save();

@@ -3,8 +3,6 @@
 //! cosines with the lexical scores. Without the weights (or without the `semantic` feature) every
 //! host scores lexically and says why, once.
 
-use pcd_model::ToolInfo;
-use pcd_picker::candidates::Candidate;
 use pcd_picker::embedded::{self, EmbeddedIndex};
 use pcd_picker::semantic::{self, FusedCalibration};
 use std::path::{Path, PathBuf};
@@ -187,13 +185,14 @@ mod real {
 
 pub use real::Semantic;
 
-/// The vectors of every candidate's embedded text (only what its decision request carries), or
-/// `None` if any could not be embedded: a round is scored by one scorer.
-pub fn candidate_vectors(semantic: &Semantic, candidates: &[Candidate]) -> Option<Vec<Vec<f32>>> {
-    candidates
-        .iter()
-        .map(|c| semantic.vector(&semantic::candidate_text(c)))
-        .collect()
+impl semantic::TextEmbedder for Semantic {
+    fn embed(&self, text: &str) -> Option<Vec<f32>> {
+        self.vector(text)
+    }
+
+    fn model_id(&self) -> &str {
+        pcd_embed::pinned::MODEL_SHA256
+    }
 }
 
 /// Scores `prompt` against the candidates: fused when `semantic` and every vector are there,
@@ -223,9 +222,4 @@ pub fn scores(
         ),
         ScorerUsed::Fused,
     )
-}
-
-/// The lexical index of a round's candidates (re-exported for hosts that fuse).
-pub fn lexical_index(tools: &[ToolInfo], candidates: &[Candidate]) -> EmbeddedIndex {
-    embedded::index_for(tools, candidates)
 }

@@ -639,7 +639,7 @@ impl EmbeddedIndex {
 
 /// How much lower than the candidate above it a candidate scores at least (see
 /// [`EmbeddedIndex::scores`]).
-const ORDER_STEP: f64 = 1e-9;
+pub(crate) const ORDER_STEP: f64 = 1e-9;
 
 /// Source and configuration file endings: a prompt that names such a file (`client.rs`,
 /// `src/app.tsx`, `.github/workflows/ci.yml`) is about the working tree.

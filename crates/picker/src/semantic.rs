@@ -43,43 +43,37 @@ pub fn name_words(name: &str) -> String {
 /// and label, the MCP namespace description (empty for an extension), and its bounded
 /// member names as words.
 pub fn candidate_text(candidate: &Candidate) -> String {
-    let mut text = String::new();
-    match &candidate.key {
-        CandidateKey::Tool(_) => {
-            for name in &candidate.names {
-                text.push_str(&name_words(name));
-            }
-            if !candidate.label.is_empty() {
-                text.push_str(" (");
-                text.push_str(&candidate.label);
-                text.push(')');
-            }
-            if !candidate.description.is_empty() {
-                text.push_str(": ");
-                text.push_str(&candidate.description);
-            }
-        }
-        CandidateKey::Group(key) => {
-            text.push_str(key.as_str());
-            if !candidate.label.is_empty() {
-                text.push_str(" (");
-                text.push_str(&candidate.label);
-                text.push(')');
-            }
-            if !candidate.description.is_empty() {
-                text.push_str(": ");
-                text.push_str(&candidate.description);
-            }
-            text.push_str(". Tools: ");
-            for (i, name) in candidate.names.iter().enumerate() {
-                if i > 0 {
-                    text.push_str(", ");
-                }
-                text.push_str(&name_words(name));
-            }
-        }
+    let mut text = match &candidate.key {
+        CandidateKey::Tool(_) => candidate.names.iter().map(|n| name_words(n)).collect(),
+        CandidateKey::Group(key) => key.as_str().to_owned(),
+    };
+    if !candidate.label.is_empty() {
+        text.push_str(" (");
+        text.push_str(&candidate.label);
+        text.push(')');
+    }
+    if !candidate.description.is_empty() {
+        text.push_str(": ");
+        text.push_str(&candidate.description);
+    }
+    if let CandidateKey::Group(_) = candidate.key {
+        let names: Vec<String> = candidate.names.iter().map(|n| name_words(n)).collect();
+        text.push_str(". Tools: ");
+        text.push_str(&names.join(", "));
     }
     text
+}
+
+/// The vectors of every candidate's embedded text (only what its decision request carries), or
+/// `None` if any could not be embedded: a round is scored by one scorer.
+pub fn candidate_vectors(
+    embedder: &(impl TextEmbedder + ?Sized),
+    candidates: &[Candidate],
+) -> Option<Vec<Vec<f32>>> {
+    candidates
+        .iter()
+        .map(|c| embedder.embed(&candidate_text(c)))
+        .collect()
 }
 
 /// The cosine of two unit-length vectors (their dot product), 0 when their lengths differ.
@@ -218,7 +212,7 @@ pub fn fused_scores(
             + c.relative * relative
             + c.log_rank * ((rank + 1) as f64).ln();
         let score = 1.0 / (1.0 + (-z).exp());
-        ceiling = score.min(ceiling - ORDER_STEP).max(0.0);
+        ceiling = score.min(ceiling - crate::embedded::ORDER_STEP).max(0.0);
         scores[i] = ceiling;
     }
     scores
@@ -229,9 +223,6 @@ fn logit(p: f64) -> f64 {
     let p = p.clamp(1e-4, 1.0 - 1e-4);
     (p / (1.0 - p)).ln()
 }
-
-/// How much lower than the candidate above it a candidate scores at least.
-const ORDER_STEP: f64 = 1e-9;
 
 #[cfg(test)]
 mod tests {
