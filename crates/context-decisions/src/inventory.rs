@@ -75,7 +75,10 @@ pub fn export_inventory(tools_json: &str, file: &Path) -> String {
     let count = match parse_inventory(tools_json) {
         Ok(inventory) => inventory.tools.len() + inventory.rejected.len(),
         Err(_) => {
-            return pcd_ui_text::tools_export_failed(&shown, "Pi's registry could not be read")
+            return pcd_ui_text::tools_export_failed(
+                &shown,
+                pcd_ui_text::EXPORT_REGISTRY_UNREADABLE,
+            )
         }
     };
     let mut options = std::fs::OpenOptions::new();

@@ -63,6 +63,9 @@ pub fn tools_export_failed(file: &str, reason: &str) -> String {
     )
 }
 
+/// The reason for [`tools_export_failed`] when Pi's registry did not read as an inventory.
+pub const EXPORT_REGISTRY_UNREADABLE: &str = "Pi's registry could not be read";
+
 /// The reason for [`tools_export_failed`] when the file exists: nothing is overwritten.
 pub const EXPORT_FILE_EXISTS: &str = "the file exists (choose a new name; nothing is overwritten)";
 
