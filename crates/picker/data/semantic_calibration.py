@@ -10,10 +10,14 @@ embedding with the candidate's. Candidates are ranked by 0.35 * lexical + 0.65 *
 fusion the semantic issue measured); a candidate's features are its lexical score, its cosine,
 the prompt's best cosine, how far below it the candidate's cosine is, its fused score relative to
 the best, the gap between the best two fused scores, the log of its rank and whether the prompt
-names a file. A logistic fit of "the candidate is needed" gives the start; a seeded random search
-refines it for the picker's selection at its defaults (threshold 0.625, caps 6 tools and 2 groups),
-with the same objective as `calibration.py`. The scorer caps each score below the one above it
-in the fused ranking. The test halves are never read here.
+names a file. Starting from the lexical scorer's own decision (weight 1 on its logit), three seeded
+random searches fit the picker's selection at its defaults (threshold 0.625, caps 6 tools and 2
+groups) to the objective below, and the best on the tune halves is kept. A maximum-likelihood fit
+of "the candidate is needed" on the same features makes almost nothing cross 0.625 (an eighth of
+the everyday needs met): the evidence is too weak for honest probabilities to reach the threshold,
+so the weights are fitted for what is made available, and `eval` prints the resulting Brier score
+and reliability table as they are. The scorer caps each score below the one above it in the fused
+ranking. The test halves are read only with TEST=1, to print them after the fit.
 
 Usage: python3 semantic_calibration.py DUMP_DIR
 Needs numpy (development only).
@@ -30,6 +34,10 @@ LEX, COS = 0.35, 0.65
 NAMES = ['lexical_logit', 'cosine', 'best_cosine', 'cosine_gap', 'relative', 'gap', 'log_rank',
          'local_file', 'log_candidates']
 
+def tool_topics(name):
+    path = os.path.join(SETS[name], 'tools.json')
+    return {t['name']: t['topic'] for t in json.load(open(path, encoding='utf-8')) if t.get('topic')}
+
 def labels(name):
     d = SETS[name]; lab = {}
     for f in ['queries.jsonl', 'irrelevance.jsonl']:
@@ -40,7 +48,7 @@ def labels(name):
             if l.strip():
                 q = json.loads(l)
                 needs = q.get('needs') or [[t] for t in q['relevant_tools']]
-                lab[q['id']] = (needs, q.get('kind'))
+                lab[q['id']] = (needs, q.get('kind'), q.get('topics'))
     return lab
 
 def load(name, mode, split):
@@ -50,8 +58,8 @@ def load(name, mode, split):
         p = json.loads(l)
         if p['split'] != split:
             continue
-        needs, kind = lab[p['id']]
-        p['needs'] = needs; p['kind'] = kind or p['kind']
+        needs, kind, topics = lab[p['id']]
+        p['needs'] = needs; p['kind'] = kind or p['kind']; p['topics'] = topics
         rows.append(p)
     return rows
 
@@ -82,8 +90,12 @@ def prep(name, mode, split):
     """Prompts as a [prompts, K, features] array (K best candidates by the fused ranking, padded),
     with which of them are needed and, per prompt, its needs as candidate positions."""
     rows = load(name, mode, split)
+    topic_of = tool_topics(name)
     P = len(rows); F = len(NAMES)
     X = np.zeros((P, K, F)); valid = np.zeros((P, K), bool); rel = np.zeros((P, K), bool)
+    # Whether a candidate's topics (its members', when the set gives them) are all unrelated to
+    # a labelled prompt's, as `eval` counts "a tool of an unrelated topic".
+    unrelated = np.zeros((P, K), bool)
     needs = []; kinds = []
     for j, p in enumerate(rows):
         f = feats(p)[:K]
@@ -92,9 +104,12 @@ def prep(name, mode, split):
         relset = set(t for n in p['needs'] for t in n)
         for i, c in enumerate(cs):
             rel[j, i] = bool(set(c['members']) & relset)
+            own = {topic_of[m] for m in c['members'] if m in topic_of}
+            if p['kind'] == 'query' and p['topics'] and own:
+                unrelated[j, i] = not (own & set(p['topics']))
         needs.append([[i for i, c in enumerate(cs) if set(c['members']) & set(n)] for n in p['needs']])
         kinds.append(p['kind'])
-    return dict(X=X, valid=valid, rel=rel, needs=needs, kinds=np.array(kinds),
+    return dict(X=X, valid=valid, rel=rel, unrelated=unrelated, needs=needs, kinds=np.array(kinds),
                 cap=6 if mode == 'tools' else 2)
 
 def scores(d, w):
@@ -110,13 +125,24 @@ def metrics(d, w, thr=0.625):
                     for j in range(len(q))])
     exp = chosen.sum(axis=1)
     r = {'met': met[q].mean() if q.any() else 0.0, 'exp': exp[q].mean() if q.any() else 0.0}
+    if d['unrelated'].any():
+        r['unrelated'] = (chosen & d['unrelated']).any(axis=1)[q].mean()
     for k in ('coding', 'near-miss', 'irr'):
         m = (d['kinds'] == k) if k != 'irr' else (~q & (d['kinds'] != 'coding') & (d['kinds'] != 'near-miss'))
         if m.any():
             r[k] = (exp[m] == 0).mean()
     return r
 
-EXPOSURE_COST = float(os.environ.get('EXPOSURE_COST', '0.1'))
+# The operating point. Withholding a tool the user asked for is worse than exposing one more
+# definition, so the prompts whose every need is met weigh most. An exposed tool costs
+# EXPOSURE_COST; the floors are soft: coding-only prompts exposing nothing (CODING_FLOOR, weight
+# 4), near-miss prompts (0.5, weight 0.5) and the irrelevance prompts of the shared sets (0.65,
+# the issue's target, weight 2); prompts exposing a tool of an unrelated topic above 5% cost
+# weight 2. The first fit (December 2026, issue 16) held coding-only at 0.95
+# with weight 3 and a cost of 0.1: it bought one or two coding-only prompts at the price of a
+# tenth of the shared sets' needed tools.
+EXPOSURE_COST = float(os.environ.get('EXPOSURE_COST', '0.03'))
+CODING_FLOOR = float(os.environ.get('CODING_FLOOR', '0.92'))
 
 WEIGHT = {'everyday-tools': 2, 'everyday-mcp': 1, 'bfcl-tools': 1, 'bfcl-mcp': 0.5, 'metatool-tools': 1}
 
@@ -129,9 +155,10 @@ def objective(D, w, verbose=False):
         # Every exposed tool must pay for itself: a tool of another topic costs the user too
         # (the everyday set's unrelated-topic figure is not in the dumps).
         J -= wt * EXPOSURE_COST * m['exp']
-        if 'coding' in m: J -= 3 * max(0, 0.95 - m['coding'])
-        if 'near-miss' in m: J -= 1 * max(0, 0.6 - m['near-miss'])
-        if 'irr' in m: J -= 3 * max(0, 0.7 - m['irr'])
+        if 'coding' in m: J -= 4 * max(0, CODING_FLOOR - m['coding'])
+        if 'near-miss' in m: J -= 0.5 * max(0, 0.5 - m['near-miss'])
+        if 'irr' in m: J -= 2 * max(0, 0.65 - m['irr'])
+        if 'unrelated' in m: J -= 2 * max(0, m['unrelated'] - 0.05)
     if verbose:
         for k, m in out.items():
             print(' ', k, {a: round(b, 3) for a, b in m.items()})
@@ -155,9 +182,11 @@ if __name__ == '__main__':
     D = {f'{n}-{m}': prep(n, m, 'tune') for n, m in pairs}
     # Start from the lexical scorer's own decision (weight 1 on its logit), so the search can
     # only improve on it.
-    w = np.zeros(len(NAMES) + 1); w[1] = 1.0
-    print('lexical start:'); objective(D, w, True)
-    w = search(D, w, int(os.environ.get('ITER', '600')), 1)
+    start = np.zeros(len(NAMES) + 1); start[1] = 1.0
+    print('lexical start:'); objective(D, start, True)
+    # Three seeded searches; the best on the tune halves is kept.
+    runs = [search(D, start, int(os.environ.get('ITER', '800')), seed) for seed in (1, 2, 3)]
+    w = max(runs, key=lambda r: objective(D, r))
     print('weights (bias, ' + ', '.join(NAMES) + '):')
     print(', '.join(f'{x:.3f}' for x in w))
     print('tune:'); objective(D, w, True)

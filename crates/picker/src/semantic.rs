@@ -160,7 +160,7 @@ impl Default for FusedCalibration {
 
 /// The shipped fused calibration's weights, in [`FusedCalibration::from_weights`] order.
 const SHIPPED_FUSED_CALIBRATION: [f64; FusedCalibration::WEIGHTS] = [
-    0.001, 1.026, -0.0, 0.103, -0.156, 0.0, 0.080, 0.224, -0.630, -0.007,
+    -0.089, 0.745, 0.591, 0.215, -1.798, 0.039, 0.170, 0.832, -0.312, 0.000,
 ];
 
 /// The candidates in fused order: best first, ties in candidate order.
