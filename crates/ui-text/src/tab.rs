@@ -997,14 +997,14 @@ mod tests {
             for _ in 0..8 {
                 let lines = tab.render(w, h);
                 assert!(lines.len() <= h, "{w}x{h}: {lines:?}");
-                assert!(lines.iter().all(|l| l.chars().count() <= w), "{w}x{h}");
+                assert!(lines.iter().all(|l| crate::words::width(l) <= w), "{w}x{h}");
                 tab.handle_key(Key::Down);
             }
             tab.handle_key(Key::Tab);
             for _ in 0..13 {
                 let lines = tab.render(w, h);
                 assert!(lines.len() <= h, "{w}x{h}: {lines:?}");
-                assert!(lines.iter().all(|l| l.chars().count() <= w), "{w}x{h}");
+                assert!(lines.iter().all(|l| crate::words::width(l) <= w), "{w}x{h}");
                 tab.handle_key(Key::Down);
             }
             tab = self::tab();
