@@ -400,6 +400,44 @@ impl ToolsDialog {
     }
 }
 
+fn hints_json(hints: &[Hint]) -> Value {
+    hints
+        .iter()
+        .map(|h| {
+            serde_json::json!({
+                "actions": h.actions.iter().map(|a| a.as_str()).collect::<Vec<_>>(),
+                "words": h.words,
+            })
+        })
+        .collect()
+}
+
+/// The dialog's view as the JSON the extension lays out: `title`, `rows` (`label`, `value`),
+/// `cursor`, `help`, `notes`, `status`, `hints` (`actions`, `words`), `editor` (its lines, or
+/// null) and `prompt` (`kind` `number` or `model`, `title`, `help`, `value`, `error`, `empty`,
+/// `hints`; or null).
+pub fn view_json(view: &TabView) -> Value {
+    serde_json::json!({
+        "title": view.title,
+        "rows": view.rows.iter().map(|r| serde_json::json!({"label": r.label, "value": r.value})).collect::<Vec<_>>(),
+        "cursor": view.cursor,
+        "help": view.help,
+        "notes": view.notes,
+        "status": view.status,
+        "hints": hints_json(&view.hints),
+        "editor": view.editor,
+        "prompt": view.prompt.as_ref().map(|p| serde_json::json!({
+            "kind": p.kind.as_str(),
+            "title": p.title,
+            "help": p.help,
+            "value": p.value,
+            "error": p.error,
+            "empty": p.empty,
+            "hints": hints_json(&p.hints),
+        })),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -769,42 +807,4 @@ mod tests {
             assert!(!dialog.render(80, 20)[1].contains("ranking…"));
         }
     }
-}
-
-fn hints_json(hints: &[Hint]) -> Value {
-    hints
-        .iter()
-        .map(|h| {
-            serde_json::json!({
-                "actions": h.actions.iter().map(|a| a.as_str()).collect::<Vec<_>>(),
-                "words": h.words,
-            })
-        })
-        .collect()
-}
-
-/// The dialog's view as the JSON the extension lays out: `title`, `rows` (`label`, `value`),
-/// `cursor`, `help`, `notes`, `status`, `hints` (`actions`, `words`), `editor` (its lines, or
-/// null) and `prompt` (`kind` `number` or `model`, `title`, `help`, `value`, `error`, `empty`,
-/// `hints`; or null).
-pub fn view_json(view: &TabView) -> Value {
-    serde_json::json!({
-        "title": view.title,
-        "rows": view.rows.iter().map(|r| serde_json::json!({"label": r.label, "value": r.value})).collect::<Vec<_>>(),
-        "cursor": view.cursor,
-        "help": view.help,
-        "notes": view.notes,
-        "status": view.status,
-        "hints": hints_json(&view.hints),
-        "editor": view.editor,
-        "prompt": view.prompt.as_ref().map(|p| serde_json::json!({
-            "kind": p.kind.as_str(),
-            "title": p.title,
-            "help": p.help,
-            "value": p.value,
-            "error": p.error,
-            "empty": p.empty,
-            "hints": hints_json(&p.hints),
-        })),
-    })
 }
