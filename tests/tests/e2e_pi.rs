@@ -963,7 +963,7 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
     let dir = pcd_tests::temp_dir("no-addon");
     let ext = dir.join("extension");
     std::fs::create_dir_all(&ext).unwrap();
-    for file in ["index.ts", "package.json"] {
+    for file in ["index.ts", "dialog.ts", "package.json"] {
         std::fs::copy(repo().join("extension").join(file), ext.join(file)).unwrap();
     }
     let not_an_addon = dir.join("broken.node");
@@ -1404,12 +1404,16 @@ fn off_lists_and_the_dialog_never_read_the_registry_inside_pi() {
             ),
             "{version}: {said:?}"
         );
-        assert!(
-            report["steps"][3]["screens"][0]["lines"][1]
-                .as_str()
-                .unwrap()
-                .contains("Tool filtering: Off"),
-            "{version}"
+        let dialog: Vec<String> = report["steps"][3]["screens"][0]["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            row(&dialog, "Tool filtering"),
+            Some((true, "Off".into())),
+            "{version}: {dialog:#?}"
         );
     }
 }
