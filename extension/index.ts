@@ -8,6 +8,7 @@ import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from 
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createDialog, type ModelChoice } from "./dialog.ts";
 
 const CUSTOM_TYPE = "context-decisions-tools";
 const NOTICE_TYPE = "context-decisions-notice";
@@ -47,7 +48,11 @@ type Session = {
 	status(): string;
 	tabOpen(toolsJson?: string, entriesJson?: string): void;
 	tabRender(width: number, rows?: number): string[];
+	tabView(width: number, rows?: number): string;
 	tabInput(data: string): string;
+	tabAction(name: string): string;
+	tabSubmit(text: string): void;
+	tabDismiss(): void;
 	tabRanked(job: number, answersJson: string): void;
 	tabClose(): void;
 };
@@ -442,14 +447,31 @@ export default function piContextDecisions(pi: any) {
 		}
 	};
 
-	// The /decisions dialog (Tools and Advanced tabs): a Pi custom component that forwards raw input to the addon and draws the
-	// lines it returns. The addon writes the settings files and tells the session; a ranking job
-	// is answered here with the decision model (no working row: nothing is streaming).
+	// The models of Pi's registry with a configured key (all of them when it cannot say), for
+	// the dialog's model picker: `provider/model` and Pi's name for it.
+	const registryModels = (ctx: any): ModelChoice[] => {
+		const registry = ctx?.modelRegistry;
+		let models: any[] = [];
+		try {
+			models = registry?.getAvailable?.() ?? registry?.getAll?.() ?? [];
+		} catch {
+			models = [];
+		}
+		return models
+			.filter((m) => typeof m?.provider === "string" && typeof m?.id === "string")
+			.map((m) => ({ value: `${m.provider}/${m.id}`, label: `${m.provider}/${m.id}`, description: typeof m.name === "string" ? m.name : undefined }));
+	};
+
+	// The /decisions dialog (Tools and Advanced tabs): a Pi custom component drawn with Pi's
+	// TUI components in the current theme (dialog.ts) from the rows and words the addon returns;
+	// keys are matched with Pi's key bindings and forwarded as actions. The addon writes the
+	// settings files and tells the session; a ranking job is answered here with the decision
+	// model (no working row: nothing is streaming).
 	const openTab = async (ctx: any) => {
 		const current = session!;
 		current.tabOpen(toolsForCommand(), readBranch(ctx));
 		for (const w of current.takeWarnings()) notify(ctx, w);
-		await ctx.ui.custom((tui: any, _theme: any, _keybindings: any, done: (result: undefined) => void) => {
+		await ctx.ui.custom((tui: any, theme: any, keybindings: any, done: (result: undefined) => void) => {
 			let closed = false;
 			const finish = () => {
 				if (closed) return;
@@ -469,19 +491,35 @@ export default function piContextDecisions(pi: any) {
 				current.tabRanked(job.job, JSON.stringify(answers));
 				tui?.requestRender?.();
 			};
+			const dialog = createDialog({
+				session: current,
+				tui,
+				theme,
+				keybindings,
+				models: () => registryModels(ctx),
+				onStep: (stepJson: string) => {
+					const step = JSON.parse(stepJson);
+					if (step.job) void rank(step.job as Job);
+					if (step.close) finish();
+				},
+			});
 			return {
-				render: (width: number): string[] => current.tabRender(width, tui?.terminal?.rows),
+				render: (width: number): string[] => {
+					try {
+						return closed ? [] : dialog.render(width);
+					} catch {
+						return [];
+					}
+				},
 				handleInput: (data: string) => {
 					try {
-						const step = JSON.parse(current.tabInput(data));
+						dialog.handleInput(data);
 						for (const w of current.takeWarnings()) notify(ctx, w);
-						if (step.job) void rank(step.job as Job);
-						if (step.close) finish();
 					} catch {
 						finish();
 					}
 				},
-				invalidate: () => {},
+				invalidate: () => dialog.invalidate(),
 				dispose: () => {
 					if (!closed) current.tabClose();
 					closed = true;

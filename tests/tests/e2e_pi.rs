@@ -511,6 +511,21 @@ fn screens(report: &Value, step: usize) -> Vec<(Value, Option<Vec<String>>)> {
         .collect()
 }
 
+/// A settings row of the dialog as Pi's components draw it (`→ Label   Value`, or two spaces
+/// instead of the cursor glyph): whether the cursor is on it, and its value.
+fn row(lines: &[String], label: &str) -> Option<(bool, String)> {
+    lines.iter().find_map(|line| {
+        let (selected, rest) = match line.strip_prefix("→ ") {
+            Some(rest) => (true, rest),
+            None => (false, line.strip_prefix("  ")?),
+        };
+        let value = rest.strip_prefix(label)?;
+        value
+            .starts_with("  ")
+            .then(|| (selected, value.trim().to_owned()))
+    })
+}
+
 /// `/decisions` in Pi's interactive mode (the harness binds a scripted UI context in `tui` mode
 /// and drives the extension's `ctx.ui.custom` component with raw terminal input): the Tools
 /// tab's editors are ranked against the latest prompt, a save writes exactly the expected
@@ -529,7 +544,11 @@ fn the_tools_tab_edits_the_settings_files_and_the_next_prompt_uses_them() {
         let shown = screens(&report, 1);
         let first = shown[0].1.as_ref().unwrap();
         assert_eq!(first[0], "Decisions · Tools", "{version}");
-        assert_eq!(first[1], "> Tool filtering: On", "{version}");
+        assert_eq!(
+            row(first, "Tool filtering"),
+            Some((true, "On".into())),
+            "{version}"
+        );
         let editor = shown[4].1.as_ref().unwrap();
         assert_eq!(editor[0], "Always allowed tools · Global", "{version}");
         assert!(
@@ -548,8 +567,9 @@ fn the_tools_tab_edits_the_settings_files_and_the_next_prompt_uses_them() {
         // The save closed the editor and the tab shows two global entries.
         let saved = shown[18].1.as_ref().unwrap();
         assert_eq!(shown[18].0, "\u{1b}[115;5u");
-        assert!(
-            saved.contains(&"> Always allowed tools (global): 2 entries".to_owned()),
+        assert_eq!(
+            row(saved, "Always allowed tools (global)"),
+            Some((true, "2 entries".into())),
             "{version}: {saved:#?}"
         );
         assert!(report["steps"][1]["closedByComponent"] == true, "{version}");
@@ -621,45 +641,88 @@ fn the_advanced_tab_sets_the_provider_to_none_and_the_next_prompt_keeps_every_to
             );
         }
         let shown = screens(&report, 1);
-        let tools_tab = shown[0].1.as_ref().unwrap();
+        let at = |i: usize| shown[i].1.clone().unwrap();
+        let tools_tab = at(0);
         assert_eq!(tools_tab[0], "Decisions · Tools", "{version}");
+        // Pi's key bindings spell the hints (pi-tui's, as Pi passes them), and they are whole.
         assert!(
-            tools_tab.last().unwrap().contains("Tab Advanced"),
+            tools_tab.last().unwrap().contains("tab Advanced"),
             "{version}: {tools_tab:#?}"
         );
-        let advanced = shown[1].1.as_ref().unwrap();
-        assert_eq!(advanced[0], "Decisions · Advanced", "{version}");
+        assert!(
+            tools_tab.iter().any(|l| l.trim() == "(1/7)"),
+            "{version}: a counter"
+        );
+        assert_eq!(at(1)[0], "Decisions · Advanced", "{version}");
         assert_eq!(
-            advanced[1], "> Decision model: Embedded scorer",
+            row(&at(1), "Decision model"),
+            Some((true, "Embedded scorer".into())),
             "{version}"
         );
         assert_eq!(
-            shown[2].1.as_ref().unwrap()[1],
-            "> Decision model: A Pi model",
+            row(&at(2), "Decision model"),
+            Some((true, "A Pi model".into())),
+            "{version}"
+        );
+        // The Model row of a Pi provider lists Pi's registry (the faux model the harness
+        // registered); Enter writes the one chosen.
+        let picker = at(4);
+        assert_eq!(
+            picker[0], "Decisions · Advanced · Decision model",
+            "{version}"
+        );
+        let listed: Vec<&String> = picker.iter().filter(|l| l.starts_with("→ faux/")).collect();
+        assert_eq!(listed.len(), 1, "{version}: {picker:#?}");
+        let chosen = listed[0]
+            .trim_start_matches("→ ")
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .to_owned();
+        assert_eq!(
+            row(&at(5), "Model"),
+            Some((true, chosen.clone())),
             "{version}"
         );
         assert_eq!(
-            shown[3].1.as_ref().unwrap()[1],
-            "> Decision model: An HTTP endpoint",
+            row(&at(7), "Decision model"),
+            Some((true, "An HTTP endpoint".into())),
             "{version}"
         );
-        let none = shown[4].1.as_ref().unwrap();
-        assert_eq!(none[1], "> Decision model: None", "{version}");
+        let none = at(8);
+        assert_eq!(
+            row(&none, "Decision model"),
+            Some((true, "None".into())),
+            "{version}"
+        );
         assert!(
             none.iter()
-                .any(|l| l.starts_with("No decision model is selected")),
+                .any(|l| l.trim_start().starts_with("No decision model is selected")),
             "{version}: {none:#?}"
         );
-        let threshold = shown[9].1.as_ref().unwrap();
-        assert!(
-            threshold.contains(&"> Threshold: 0.65".to_owned()),
-            "{version}: {threshold:#?}"
+        assert_eq!(
+            row(&at(13), "Threshold"),
+            Some((true, "0.65".into())),
+            "{version}"
         );
-        let back = shown[10].1.as_ref().unwrap();
+        // Enter opens pi-tui's Input on the saved value; the typed value is written as typed.
+        let input = at(14);
+        assert_eq!(input[0], "Decisions · Advanced · Threshold", "{version}");
+        assert!(
+            input.iter().any(|l| l.contains("> 0.65")),
+            "{version}: {input:#?}"
+        );
+        assert_eq!(
+            row(&at(20), "Threshold"),
+            Some((true, "0.613".into())),
+            "{version}"
+        );
+        let back = at(21);
         assert_eq!(back[0], "Decisions · Tools", "{version}");
         assert!(
-            back.iter()
-                .any(|l| l.starts_with("No decision model is selected, so every tool")),
+            back.iter().any(|l| l
+                .trim_start()
+                .starts_with("No decision model is selected, so every tool")),
             "{version}: {back:#?}"
         );
         assert!(
@@ -671,7 +734,7 @@ fn the_advanced_tab_sets_the_provider_to_none_and_the_next_prompt_keeps_every_to
             read_json(&root.join("agent/pi-context-decisions/settings.json")),
             serde_json::json!({
                 "tools": {"enabled": true, "mode": "tools", "cadence": "prompt"},
-                "decision": {"provider": null, "threshold": 0.65},
+                "decision": {"provider": null, "model": chosen, "threshold": 0.613},
                 "keepMe": {"x": 1}
             }),
             "{version}"
@@ -900,7 +963,7 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
     let dir = pcd_tests::temp_dir("no-addon");
     let ext = dir.join("extension");
     std::fs::create_dir_all(&ext).unwrap();
-    for file in ["index.ts", "package.json"] {
+    for file in ["index.ts", "dialog.ts", "package.json"] {
         std::fs::copy(repo().join("extension").join(file), ext.join(file)).unwrap();
     }
     let not_an_addon = dir.join("broken.node");
@@ -1341,12 +1404,16 @@ fn off_lists_and_the_dialog_never_read_the_registry_inside_pi() {
             ),
             "{version}: {said:?}"
         );
-        assert!(
-            report["steps"][3]["screens"][0]["lines"][1]
-                .as_str()
-                .unwrap()
-                .contains("Tool filtering: Off"),
-            "{version}"
+        let dialog: Vec<String> = report["steps"][3]["screens"][0]["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            row(&dialog, "Tool filtering"),
+            Some((true, "Off".into())),
+            "{version}: {dialog:#?}"
         );
     }
 }

@@ -54,6 +54,33 @@ fn is_sentence(text: &str) -> bool {
         >= 3
 }
 
+/// The dialog's layout (drawn with Pi's components) holds no sentence either: its words are
+/// the addon's data.
+#[test]
+fn the_dialog_layout_holds_no_sentence() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../extension/dialog.ts");
+    let source = std::fs::read_to_string(path).unwrap();
+    let sentences: Vec<String> = literals(&source)
+        .into_iter()
+        .filter(|l| is_sentence(l))
+        .collect();
+    assert!(sentences.is_empty(), "{sentences:#?}");
+    assert!(source.contains("from \"@earendil-works/pi-tui\""));
+}
+
+/// Every TypeScript file of the extension is one of the two checked here.
+#[test]
+fn the_extension_has_no_other_typescript() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../extension");
+    let mut found: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".ts"))
+        .collect();
+    found.sort();
+    assert_eq!(found, ["dialog.ts", "index.ts"]);
+}
+
 #[test]
 fn the_extension_holds_no_sentence_but_the_addon_missing_one() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../extension/index.ts");

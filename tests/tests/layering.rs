@@ -116,12 +116,19 @@ fn both_package_roots_follow_pis_package_rules() {
         for extension in manifest["pi"]["extensions"].as_array().unwrap() {
             assert!(root.join(extension.as_str().unwrap()).is_file(), "{at}");
         }
-        let host = "@earendil-works/pi-coding-agent";
-        assert_eq!(manifest["peerDependencies"][host], "*", "{at}");
-        assert_eq!(
-            manifest["peerDependenciesMeta"][host]["optional"], true,
-            "{at}"
-        );
+        // Pi provides both at run time (its extension loader aliases them): the dialog draws
+        // with pi-tui's components.
+        for host in ["@earendil-works/pi-coding-agent", "@earendil-works/pi-tui"] {
+            assert_eq!(manifest["peerDependencies"][host], "*", "{at}");
+            assert_eq!(
+                manifest["peerDependenciesMeta"][host]["optional"], true,
+                "{at}"
+            );
+        }
+        for (name, range) in manifest["peerDependencies"].as_object().unwrap() {
+            assert!(name.starts_with("@earendil-works/pi-"), "{at}: {name}");
+            assert_eq!(range, "*", "{at}: {name}");
+        }
         assert!(manifest.get("dependencies").is_none(), "{at}");
         let changelog = std::fs::read_to_string(root.join("CHANGELOG.md")).unwrap();
         let newest = changelog

@@ -602,6 +602,59 @@ impl PiSession {
         .to_string()
     }
 
+    /// The open dialog as data for the extension to lay out with Pi's components (JSON text, see
+    /// `context_decisions::tools_tab::view_json`); an open allowlist editor's lines are drawn to
+    /// `width` cells and the terminal's `rows`. `null` when no dialog is open.
+    #[napi]
+    pub fn tab_view(&self, width: u32, rows: Option<u32>) -> String {
+        let Some(tab) = &self.tab else {
+            return "null".to_owned();
+        };
+        let height = rows
+            .unwrap_or(DEFAULT_TAB_ROWS)
+            .saturating_sub(6)
+            .clamp(8, 40);
+        context_decisions::tools_tab::view_json(&tab.view(width.max(1) as usize, height as usize))
+            .to_string()
+    }
+
+    /// One action the extension matched with Pi's key bindings (`up`, `down`, `left`, `right`,
+    /// `confirm`, `cancel`, `tab`, `backTab`, `space`, `save`, `backspace`). Returns what
+    /// `tabInput` returns.
+    #[napi]
+    pub fn tab_action(&mut self, name: String) -> String {
+        let Some(tab) = &mut self.tab else {
+            return serde_json::json!({"close": true, "job": null}).to_string();
+        };
+        let step = tab.action(&mut self.inner, &name, &mut self.warnings);
+        if step.close {
+            self.tab = None;
+        }
+        serde_json::json!({
+            "close": step.close,
+            "job": step.job.map(|job| Effect::Decide(job).to_json()),
+        })
+        .to_string()
+    }
+
+    /// What the open prompt submitted: the threshold typed, or the model chosen from Pi's
+    /// registry (`provider/model`). Written to the settings when valid; otherwise the prompt
+    /// shows why, in one line.
+    #[napi]
+    pub fn tab_submit(&mut self, text: String) {
+        if let Some(tab) = &mut self.tab {
+            tab.submit(&mut self.inner, &text, &mut self.warnings);
+        }
+    }
+
+    /// Closes the open prompt without writing.
+    #[napi]
+    pub fn tab_dismiss(&mut self) {
+        if let Some(tab) = &mut self.tab {
+            tab.dismiss();
+        }
+    }
+
     /// The answers to a ranking job (`[{"text": …} | {"error": …}]`): orders the editor it was
     /// started for, if it is still open.
     #[napi]

@@ -24,8 +24,8 @@ use pcd_model::DecisionProvider;
 use pcd_model::{GroupKey, Scope, ScopedAllowlist};
 use pcd_picker::candidates::CandidateKey;
 use pcd_ui_text::{
-    decode_keys, settings_fallback, DecisionChange, SettingsFallback, TabOutcome, ToolsChange,
-    ToolsTab,
+    decode_keys, settings_fallback, DecisionChange, Hint, Key, SettingsFallback, TabOutcome,
+    TabView, ToolsChange, ToolsTab,
 };
 use serde_json::Value;
 use std::collections::HashMap;
@@ -164,6 +164,11 @@ impl ToolsDialog {
         &self.tab
     }
 
+    /// The dialog as data for a host that draws it (see [`TabView`] and [`view_json`]).
+    pub fn view(&self, width: usize, height: usize) -> TabView {
+        self.tab.view(width, height)
+    }
+
     /// Raw terminal input (one key, an escape sequence, or pasted text). Writes what the keys
     /// ask for; warnings about the files read again are appended to `warnings`.
     pub fn input(
@@ -174,11 +179,77 @@ impl ToolsDialog {
     ) -> DialogStep {
         let mut step = DialogStep::default();
         for key in decode_keys(data) {
+            if self.key(session, key, warnings, &mut step) {
+                break;
+            }
+        }
+        step
+    }
+
+    /// One action the host matched with its key bindings (`up`, `down`, `left`, `right`,
+    /// `confirm`, `cancel`, `tab`, `backTab`, `space`, `save`, `backspace`); an unknown name does
+    /// nothing.
+    pub fn action(
+        &mut self,
+        session: &mut Session,
+        name: &str,
+        warnings: &mut Vec<String>,
+    ) -> DialogStep {
+        let key = match name {
+            "up" => Key::Up,
+            "down" => Key::Down,
+            "left" => Key::Left,
+            "right" => Key::Right,
+            "confirm" => Key::Enter,
+            "cancel" => Key::Escape,
+            "tab" => Key::Tab,
+            "backTab" => Key::BackTab,
+            "space" => Key::Space,
+            "save" => Key::Save,
+            "backspace" => Key::Backspace,
+            _ => return DialogStep::default(),
+        };
+        let mut step = DialogStep::default();
+        self.key(session, key, warnings, &mut step);
+        step
+    }
+
+    /// What the open prompt's host submitted (the threshold typed, the model chosen): written
+    /// when it is one, refused in one line under the prompt otherwise.
+    pub fn submit(&mut self, session: &mut Session, text: &str, warnings: &mut Vec<String>) {
+        match self.tab.submit(text) {
+            TabOutcome::SetDecision(change) => {
+                self.set(session, change.field(), decision_value(change), warnings)
+            }
+            TabOutcome::SetModel(model) => {
+                self.set(session, "decision.model", Value::from(model), warnings)
+            }
+            _ => {}
+        }
+    }
+
+    /// Closes the open prompt without writing.
+    pub fn dismiss(&mut self) {
+        self.tab.dismiss();
+    }
+
+    /// One key; true when the dialog closes.
+    fn key(
+        &mut self,
+        session: &mut Session,
+        key: Key,
+        warnings: &mut Vec<String>,
+        step: &mut DialogStep,
+    ) -> bool {
+        {
             match self.tab.handle_key(key) {
                 TabOutcome::Continue => {}
                 TabOutcome::Close => {
                     step.close = true;
-                    break;
+                    return true;
+                }
+                TabOutcome::SetModel(model) => {
+                    self.set(session, "decision.model", Value::from(model), warnings)
                 }
                 TabOutcome::Set(change) => {
                     let value = match change {
@@ -203,7 +274,7 @@ impl ToolsDialog {
                 }
             }
         }
-        step
+        false
     }
 
     fn written(&mut self, session: &mut Session, warnings: &mut Vec<String>) {
@@ -327,6 +398,44 @@ impl ToolsDialog {
             }
         }
     }
+}
+
+fn hints_json(hints: &[Hint]) -> Value {
+    hints
+        .iter()
+        .map(|h| {
+            serde_json::json!({
+                "actions": h.actions.iter().map(|a| a.as_str()).collect::<Vec<_>>(),
+                "words": h.words,
+            })
+        })
+        .collect()
+}
+
+/// The dialog's view as the JSON the extension lays out: `title`, `rows` (`label`, `value`),
+/// `cursor`, `help`, `notes`, `status`, `hints` (`actions`, `words`), `editor` (its lines, or
+/// null) and `prompt` (`kind` `number` or `model`, `title`, `help`, `value`, `error`, `empty`,
+/// `hints`; or null).
+pub fn view_json(view: &TabView) -> Value {
+    serde_json::json!({
+        "title": view.title,
+        "rows": view.rows.iter().map(|r| serde_json::json!({"label": r.label, "value": r.value})).collect::<Vec<_>>(),
+        "cursor": view.cursor,
+        "help": view.help,
+        "notes": view.notes,
+        "status": view.status,
+        "hints": hints_json(&view.hints),
+        "editor": view.editor,
+        "prompt": view.prompt.as_ref().map(|p| serde_json::json!({
+            "kind": p.kind.as_str(),
+            "title": p.title,
+            "help": p.help,
+            "value": p.value,
+            "error": p.error,
+            "empty": p.empty,
+            "hints": hints_json(&p.hints),
+        })),
+    })
 }
 
 #[cfg(test)]

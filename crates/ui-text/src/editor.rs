@@ -752,15 +752,24 @@ impl AllowlistEditor {
             Some(message) => wrap(message, width),
             None => Vec::new(),
         };
-        bottom.push(
-            match self.kind {
-                EditorKind::Tools => {
-                    "Space select · Enter expand · type to search · Ctrl+S save · Esc cancel"
-                }
-                EditorKind::Groups => "Space select · type to search · Ctrl+S save · Esc cancel",
-            }
-            .to_owned(),
-        );
+        // Broken between hints at a narrow width, never cut inside one.
+        let hints: &[&str] = match self.kind {
+            EditorKind::Tools => &[
+                "Space select",
+                "Enter expand",
+                "type to search",
+                "Ctrl+S save",
+                "Esc cancel",
+            ],
+            EditorKind::Groups => &[
+                "Space select",
+                "type to search",
+                "Ctrl+S save",
+                "Esc cancel",
+            ],
+        };
+        let hints: Vec<String> = hints.iter().map(|h| (*h).to_owned()).collect();
+        bottom.extend(crate::view::hint_lines(&hints, width));
         let rows = self.rows();
         let window = height.saturating_sub(top.len() + bottom.len()).max(1);
         let mut middle: Vec<String> = if rows.is_empty() {

@@ -50,10 +50,10 @@ pub fn groups_table(rows: &[GroupsRow]) -> String {
         })
         .collect();
     let header = ["TOOL", "KIND", "GROUP", "LABEL", "SCOPE"].map(str::to_owned);
-    let mut widths = header.clone().map(|h| h.chars().count());
+    let mut widths = header.clone().map(|h| crate::words::width(&h));
     for row in &cells {
         for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+            *w = (*w).max(crate::words::width(cell));
         }
     }
     let mut out = String::new();
@@ -64,7 +64,7 @@ pub fn groups_table(rows: &[GroupsRow]) -> String {
                 line.push_str(cell);
             } else {
                 line.push_str(cell);
-                line.extend(std::iter::repeat_n(' ', w - cell.chars().count() + 2));
+                line.extend(std::iter::repeat_n(' ', w - crate::words::width(cell) + 2));
             }
         }
         out.push_str(line.trim_end());

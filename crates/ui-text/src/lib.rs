@@ -71,6 +71,7 @@ mod rounds;
 mod semantic;
 mod settings_tab;
 mod tab;
+mod view;
 mod warnings;
 mod words;
 
@@ -125,6 +126,7 @@ pub use settings_tab::{
     tools_tab, tools_tab_notes, SettingId, SettingRow,
 };
 pub use tab::{DecisionChange, Page, TabOutcome, ToolsChange, ToolsTab};
+pub use view::{parse_threshold, Hint, HintAction, PromptKind, PromptView, TabView, ViewRow};
 pub use warnings::{
     allowlist_error, config_warning, inventory_warning, settings_fallback, settings_warning,
     FileProblem, FileStep, SettingsFallback, SettingsFile,

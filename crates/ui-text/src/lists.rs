@@ -199,10 +199,10 @@ fn summary(view: &InventoryView) -> String {
 
 /// Cells as left-aligned columns separated by two spaces, trailing spaces trimmed.
 fn table(header: &[&str], cells: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| crate::words::width(h)).collect();
     for row in cells {
         for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+            *w = (*w).max(crate::words::width(cell));
         }
     }
     let header: Vec<String> = header.iter().map(|h| (*h).to_owned()).collect();
@@ -211,7 +211,7 @@ fn table(header: &[&str], cells: &[Vec<String>]) -> String {
         let mut line = String::new();
         for (cell, w) in row.iter().zip(&widths) {
             line.push_str(cell);
-            line.extend(std::iter::repeat_n(' ', w - cell.chars().count() + 2));
+            line.extend(std::iter::repeat_n(' ', w - crate::words::width(cell) + 2));
         }
         out.push_str(line.trim_end());
         out.push('\n');

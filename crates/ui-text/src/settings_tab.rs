@@ -269,7 +269,8 @@ pub fn advanced_tab(decision: &DecisionSettings) -> Vec<SettingRow> {
                     "The embedded offline scorer: no network, no key, answers at once."
                 }
                 DecisionProvider::Pi => {
-                    "One of Pi's own configured models, named by Model (provider/model)."
+                    "One of Pi's own configured models, named by Model (provider/model); \
+                     choose it on the Model row."
                 }
                 DecisionProvider::Http => {
                     "An OpenAI-compatible endpoint at Base URL, with Model and the key from \
@@ -282,7 +283,14 @@ pub fn advanced_tab(decision: &DecisionSettings) -> Vec<SettingRow> {
             id: SettingId::Model,
             label: "Model",
             value: text_value(decision.model.as_deref()),
-            help: format!("The model id (provider/model for a Pi model). {file}"),
+            help: match decision.provider {
+                DecisionProvider::Pi => {
+                    "The Pi model that scores (provider/model): Enter lists Pi's models with a \
+                     configured key."
+                        .to_owned()
+                }
+                _ => format!("The model id (provider/model for a Pi model). {file}"),
+            },
         },
         SettingRow {
             id: SettingId::BaseUrl,
@@ -307,7 +315,8 @@ pub fn advanced_tab(decision: &DecisionSettings) -> Vec<SettingRow> {
             label: "Threshold",
             value: format!("{}", decision.threshold),
             help: "A tool or group is made available when its score is at least this \
-                   (0 to 1, in steps of 0.05)."
+                   (0 to 1, up to three decimals: Enter types a value, Left and Right step \
+                   by 0.05)."
                 .to_owned(),
         },
     ];

@@ -21,7 +21,11 @@
 use crate::editor::{AllowlistEditor, EditorKind, EditorOutcome, Key};
 use crate::lists::ToolRow;
 use crate::settings_tab::{
-    advanced_tab, advanced_tab_notes, tools_tab, tools_tab_notes, SettingId, SettingRow,
+    advanced_tab, advanced_tab_notes, tools_tab, tools_tab_notes, SettingId,
+};
+use crate::view::{
+    hint_lines, Hint, HintAction, PromptKind, PromptView, TabView, ViewRow, MODEL_HELP,
+    MODEL_TITLE, NO_MODELS, THRESHOLD_HELP, THRESHOLD_TITLE,
 };
 use crate::words::{fit, wrap};
 use pcd_model::{
@@ -58,7 +62,7 @@ impl ToolsChange {
 pub enum DecisionChange {
     /// `decision.provider` (`None` is written as `null`).
     Provider(DecisionProvider),
-    /// `decision.threshold`, a multiple of 0.05 in [0, 1].
+    /// `decision.threshold`, in [0, 1] with at most three decimals.
     Threshold(f64),
     /// `decision.maxNewTools`.
     MaxNewTools(u32),
@@ -131,6 +135,9 @@ pub enum TabOutcome {
         /// The lists to save.
         after: ScopedAllowlist,
     },
+    /// Write `decision.model` (a model chosen from Pi's registry, `provider/model`), then call
+    /// [`ToolsTab::saved`] or [`ToolsTab::save_failed`].
+    SetModel(String),
     /// Close the tab.
     Close,
 }
@@ -150,6 +157,9 @@ pub struct ToolsTab {
     status: Option<String>,
     /// The latest decision round's outcome, shown on the Tools page.
     last_round: Option<crate::commands::LastRound>,
+    /// An open prompt (the threshold's input, the model picker) and why the last value was
+    /// refused.
+    prompt: Option<(PromptKind, Option<String>)>,
 }
 
 const ITEMS: [SettingId; 7] = [
@@ -235,6 +245,7 @@ impl ToolsTab {
             serial: 0,
             status: None,
             last_round: None,
+            prompt: None,
         }
     }
 
@@ -286,14 +297,16 @@ impl ToolsTab {
         self.project = project.clone();
         self.editor = None;
         self.status = None;
+        self.prompt = None;
     }
 
     /// A write failed: `message` shows (in the open editor, which stays open with its changes,
     /// or under the tab's rows).
     pub fn save_failed(&mut self, message: String) {
-        match &mut self.editor {
-            Some((editor, _, _)) => editor.set_status(message),
-            None => self.status = Some(message),
+        match (&mut self.editor, &mut self.prompt) {
+            (Some((editor, _, _)), _) => editor.set_status(message),
+            (None, Some((_, error))) => *error = Some(message),
+            (None, None) => self.status = Some(message),
         }
     }
 
@@ -323,6 +336,14 @@ impl ToolsTab {
                     after,
                 },
             };
+        }
+        if self.prompt.is_some() {
+            // The host's input or list has the keys; Escape reaches here only from a host
+            // that forwards it.
+            if key == Key::Escape {
+                self.prompt = None;
+            }
+            return TabOutcome::Continue;
         }
         self.status = None;
         match key {
@@ -367,6 +388,10 @@ impl ToolsTab {
                                 DecisionProvider::Http => DecisionProvider::None,
                             },
                         ))
+                    }
+                    SettingId::Threshold => self.prompt = Some((PromptKind::Number, None)),
+                    SettingId::Model if d.provider == DecisionProvider::Pi => {
+                        self.prompt = Some((PromptKind::Model, None))
                     }
                     SettingId::FailMode => {
                         return TabOutcome::SetDecision(DecisionChange::FailMode(
@@ -468,6 +493,143 @@ impl ToolsTab {
         }
     }
 
+    /// The open prompt, if any.
+    pub fn prompt(&self) -> Option<PromptKind> {
+        self.prompt.as_ref().map(|(kind, _)| *kind)
+    }
+
+    /// What the open prompt's host submitted: the text typed (the threshold) or the model
+    /// chosen (`provider/model`). A value that is not one is refused in one line under the
+    /// prompt, which stays open; an accepted one is to be written.
+    pub fn submit(&mut self, text: &str) -> TabOutcome {
+        let Some((kind, error)) = &mut self.prompt else {
+            return TabOutcome::Continue;
+        };
+        match kind {
+            PromptKind::Number => match crate::view::parse_threshold(text) {
+                Ok(value) => TabOutcome::SetDecision(DecisionChange::Threshold(value)),
+                Err(message) => {
+                    *error = Some(message);
+                    TabOutcome::Continue
+                }
+            },
+            PromptKind::Model => TabOutcome::SetModel(text.to_owned()),
+        }
+    }
+
+    /// Closes the open prompt without writing anything.
+    pub fn dismiss(&mut self) {
+        self.prompt = None;
+    }
+
+    /// The key hints of what is shown.
+    fn hints(&self) -> Vec<Hint> {
+        use HintAction::*;
+        let moving = Hint::new(&[Up, Down], "move");
+        if let Some((kind, _)) = &self.prompt {
+            return match kind {
+                PromptKind::Number => {
+                    vec![Hint::new(&[Confirm], "save"), Hint::new(&[Cancel], "back")]
+                }
+                PromptKind::Model => vec![
+                    moving,
+                    Hint::new(&[Confirm], "choose (saved at once)"),
+                    Hint::new(&[Cancel], "back"),
+                ],
+            };
+        }
+        let (other, id) = match self.page {
+            Page::Tools => ("Advanced", ITEMS[self.cursor]),
+            Page::Advanced => ("Tools", ADVANCED[self.advanced_cursor]),
+        };
+        let change = match id {
+            SettingId::Threshold => vec![
+                Hint::new(&[Confirm], "type a value"),
+                Hint::new(&[Left, Right], "step"),
+            ],
+            SettingId::Model if self.decision.provider == DecisionProvider::Pi => {
+                vec![Hint::new(&[Confirm], "choose")]
+            }
+            id if id.is_number() => vec![Hint::new(&[Left, Right], "change (saved at once)")],
+            id if id.is_file_only() => vec![Hint::new(&[], "edited in the settings file")],
+            SettingId::GlobalTools
+            | SettingId::GlobalGroups
+            | SettingId::ProjectTools
+            | SettingId::ProjectGroups => vec![Hint::new(&[Confirm], "edit")],
+            _ => vec![Hint::new(&[Confirm], "change (saved at once)")],
+        };
+        let mut hints = vec![moving];
+        hints.extend(change);
+        hints.push(Hint::new(&[Tab], other));
+        hints.push(Hint::new(&[Cancel], "close"));
+        hints
+    }
+
+    /// The dialog as data for a host that draws it (see [`TabView`]); an open editor is drawn
+    /// here to `width` cells and `height` lines.
+    pub fn view(&self, width: usize, height: usize) -> TabView {
+        let (title, rows, cursor, mut notes) = match self.page {
+            Page::Tools => (
+                "Decisions · Tools",
+                tools_tab(&self.tools, &self.project),
+                self.cursor,
+                tools_tab_notes(&self.tools, &self.decision),
+            ),
+            Page::Advanced => (
+                "Decisions · Advanced",
+                advanced_tab(&self.decision),
+                self.advanced_cursor,
+                advanced_tab_notes(&self.decision),
+            ),
+        };
+        if let (Page::Tools, Some(last)) = (self.page, self.last_round) {
+            notes.insert(0, crate::commands::last_round_text(last));
+        }
+        let prompt = self.prompt.as_ref().map(|(kind, error)| {
+            let (title, help, value) = match kind {
+                PromptKind::Number => (
+                    THRESHOLD_TITLE,
+                    THRESHOLD_HELP,
+                    format!("{}", self.decision.threshold),
+                ),
+                PromptKind::Model => (
+                    MODEL_TITLE,
+                    MODEL_HELP,
+                    self.decision.model.clone().unwrap_or_default(),
+                ),
+            };
+            PromptView {
+                kind: *kind,
+                title,
+                help,
+                value,
+                error: error.clone(),
+                empty: NO_MODELS,
+                hints: self.hints(),
+            }
+        });
+        TabView {
+            title,
+            help: rows.get(cursor).map(|r| r.help.clone()).unwrap_or_default(),
+            rows: rows
+                .into_iter()
+                .map(|r| ViewRow {
+                    label: r.label.to_owned(),
+                    value: r.value,
+                })
+                .collect(),
+            cursor,
+            notes,
+            status: self.status.clone(),
+            hints: self.hints(),
+            editor: self
+                .editor
+                .as_ref()
+                .map(|(e, _, _)| e.render(width, height)),
+            prompt,
+        }
+    }
+
     /// The tab (or its open editor) as at most `height` lines of at most `width` characters:
     /// the title, every row with its value, the help of the row under the cursor, the notes,
     /// any message, and the key hints.
@@ -475,46 +637,23 @@ impl ToolsTab {
         if let Some((editor, _, _)) = &self.editor {
             return editor.render(width, height);
         }
-        let (title, rows, cursor, mut notes, hint) = match self.page {
-            Page::Tools => (
-                "Decisions · Tools",
-                tools_tab(&self.tools, &self.project),
-                self.cursor,
-                tools_tab_notes(&self.tools, &self.decision),
-                match ITEMS[self.cursor] {
-                    SettingId::Enabled | SettingId::Mode | SettingId::Cadence => {
-                        "↑↓ move · Enter change (saved at once) · Tab Advanced · Esc close"
-                    }
-                    _ => "↑↓ move · Enter edit · Tab Advanced · Esc close",
-                },
-            ),
-            Page::Advanced => {
-                let id = ADVANCED[self.advanced_cursor];
-                (
-                    "Decisions · Advanced",
-                    advanced_tab(&self.decision),
-                    self.advanced_cursor,
-                    advanced_tab_notes(&self.decision),
-                    if id.is_number() {
-                        "↑↓ move · ←→ change (saved at once) · Tab Tools · Esc close"
-                    } else if id.is_file_only() {
-                        "↑↓ move · edited in the settings file · Tab Tools · Esc close"
-                    } else {
-                        "↑↓ move · Enter change (saved at once) · Tab Tools · Esc close"
-                    },
-                )
-            }
-        };
-        if let (Page::Tools, Some(last)) = (self.page, self.last_round) {
-            notes.insert(0, crate::commands::last_round_text(last));
+        let view = self.view(width, height);
+        let mut notes = view.notes;
+        if let Some(prompt) = &view.prompt {
+            notes.push(format!("{}: {}", prompt.title, prompt.help));
+            notes.extend(prompt.error.clone());
         }
+        let hints: Vec<String> = view.hints.iter().map(hint_text).collect();
+        let (title, rows, cursor) = (view.title, view.rows, view.cursor);
+        let help = view.help;
         page_lines(
             title,
             &rows,
             cursor,
+            &help,
             &notes,
             self.status.as_deref(),
-            hint,
+            &hint_lines(&hints, width),
             width,
             height,
         )
@@ -527,39 +666,39 @@ impl ToolsTab {
 #[allow(clippy::too_many_arguments)]
 fn page_lines(
     title: &str,
-    rows: &[SettingRow],
+    rows: &[ViewRow],
     cursor: usize,
+    help: &str,
     notes: &[String],
     status: Option<&str>,
-    hint: &str,
+    hints: &[String],
     width: usize,
     height: usize,
 ) -> Vec<String> {
-    let row_line = |(i, row): (usize, &SettingRow)| {
+    let row_line = |(i, row): (usize, &ViewRow)| {
         let mark = if i == cursor { "> " } else { "  " };
         format!("{mark}{}: {}", row.label, row.value)
     };
     let keep = height.max(1);
     // Title and hints around the rows; when even the rows do not fit, a window of them that
     // holds the cursor.
-    if rows.len() + 2 > keep {
-        let room = keep.saturating_sub(2).max(1);
+    if rows.len() + 1 + hints.len() > keep {
+        let room = keep.saturating_sub(1 + hints.len()).max(1);
         let start = cursor
             .saturating_sub(room - 1)
             .min(rows.len().saturating_sub(room));
         let mut lines = vec![title.to_owned()];
         lines.extend(rows.iter().enumerate().skip(start).take(room).map(row_line));
-        lines.truncate(keep.saturating_sub(1).max(1));
-        if keep > 1 {
-            lines.push(hint.to_owned());
-        }
+        let room_for_hints = keep.saturating_sub(lines.len());
+        lines.extend(hints.iter().take(room_for_hints).cloned());
+        lines.truncate(keep);
         return lines.into_iter().map(|l| fit(&l, width)).collect();
     }
     let mut lines = vec![title.to_owned()];
     lines.extend(rows.iter().enumerate().map(row_line));
     lines.push(String::new());
-    if let Some(row) = rows.get(cursor) {
-        lines.extend(wrap(&row.help, width));
+    if !help.is_empty() {
+        lines.extend(wrap(help, width));
     }
     for note in notes {
         lines.extend(wrap(note, width));
@@ -567,16 +706,52 @@ fn page_lines(
     if let Some(message) = status {
         lines.extend(wrap(message, width));
     }
-    lines.push(hint.to_owned());
-    if lines.len() > keep {
+    if lines.len() + hints.len() > keep {
         // The rows (with the cursor) first, then the hints.
-        let last = lines.pop().unwrap_or_default();
-        lines.truncate(keep.saturating_sub(1));
-        if keep > 1 {
-            lines.push(last);
-        }
+        lines.truncate(
+            keep.saturating_sub(hints.len())
+                .max(1 + rows.len())
+                .min(keep),
+        );
     }
+    let room_for_hints = keep.saturating_sub(lines.len());
+    lines.extend(hints.iter().take(room_for_hints).cloned());
     lines.into_iter().map(|l| fit(&l, width)).collect()
+}
+
+/// A hint as ui-text's own lines spell it (the fixed default keys; a host with key bindings
+/// spells its own).
+fn hint_text(hint: &Hint) -> String {
+    let keys: Vec<&str> = hint
+        .actions
+        .iter()
+        .map(|a| match a {
+            HintAction::Up => "↑",
+            HintAction::Down => "↓",
+            HintAction::Left => "←",
+            HintAction::Right => "→",
+            HintAction::Confirm => "Enter",
+            HintAction::Cancel => "Esc",
+            HintAction::Tab => "Tab",
+            HintAction::Space => "Space",
+            HintAction::Save => "Ctrl+S",
+        })
+        .collect();
+    let arrows = hint.actions.iter().all(|a| {
+        matches!(
+            a,
+            HintAction::Up | HintAction::Down | HintAction::Left | HintAction::Right
+        )
+    });
+    let keys = if arrows {
+        keys.concat()
+    } else {
+        keys.join("/")
+    };
+    if keys.is_empty() {
+        return hint.words.to_owned();
+    }
+    format!("{keys} {}", hint.words)
 }
 
 #[cfg(test)]
@@ -984,10 +1159,119 @@ mod tests {
         assert_eq!(lines.len(), 8);
         assert_eq!(lines[0], "Decisions · Advanced");
         assert!(
-            lines[6].starts_with("> When a decision fails"),
+            lines[5].starts_with("> When a decision fails"),
             "{lines:#?}"
         );
-        assert!(lines[7].contains("Tab Tools"));
+        // At 60 columns the hints wrap between hints instead of being cut.
+        assert_eq!(
+            lines[6],
+            "↑↓ move · Enter change (saved at once) · Tab Tools"
+        );
+        assert_eq!(lines[7], "Esc close");
+    }
+
+    #[test]
+    fn the_threshold_takes_any_value_typed_to_three_decimals() {
+        let mut tab = tab();
+        tab.handle_key(Key::Tab);
+        while tab.cursor() != SettingId::Threshold {
+            tab.handle_key(Key::Down);
+        }
+        assert_eq!(tab.handle_key(Key::Enter), TabOutcome::Continue);
+        assert_eq!(tab.prompt(), Some(PromptKind::Number));
+        let view = tab.view(80, 30);
+        let prompt = view.prompt.unwrap();
+        assert_eq!(prompt.value, "0.625");
+        assert_eq!(
+            prompt.hints.iter().map(|h| h.words).collect::<Vec<_>>(),
+            ["save", "back"]
+        );
+        // A refused value stays in the prompt with one line saying why.
+        assert_eq!(tab.submit("0.6251"), TabOutcome::Continue);
+        let error = tab.view(80, 30).prompt.unwrap().error.unwrap();
+        assert!(error.contains("at most three decimals"), "{error}");
+        assert_eq!(
+            tab.submit("0.613"),
+            TabOutcome::SetDecision(DecisionChange::Threshold(0.613))
+        );
+        let saved = DecisionSettings {
+            threshold: 0.613,
+            ..DecisionSettings::default()
+        };
+        tab.saved(
+            &ToolsSettings::default(),
+            &saved,
+            &ScopedAllowlist::default(),
+        );
+        assert_eq!(tab.prompt(), None, "a write closes the prompt");
+        assert_eq!(tab.view(80, 30).rows[4].value, "0.613");
+        // From an off-grid value the arrows step onto the grid and back to the default.
+        assert_eq!(
+            tab.handle_key(Key::Right),
+            TabOutcome::SetDecision(DecisionChange::Threshold(0.625))
+        );
+        // Escape closes the prompt, not the dialog.
+        tab.handle_key(Key::Enter);
+        assert_eq!(tab.handle_key(Key::Escape), TabOutcome::Continue);
+        assert_eq!(tab.prompt(), None);
+        tab.handle_key(Key::Enter);
+        tab.dismiss();
+        assert_eq!(tab.handle_key(Key::Escape), TabOutcome::Close);
+    }
+
+    #[test]
+    fn a_pi_model_is_chosen_from_a_picker() {
+        let mut tab = tab();
+        tab.handle_key(Key::Tab);
+        tab.handle_key(Key::Down);
+        assert_eq!(tab.cursor(), SettingId::Model);
+        // Without a Pi provider the model is only shown.
+        tab.handle_key(Key::Enter);
+        assert_eq!(tab.prompt(), None);
+        let pi = DecisionSettings {
+            provider: DecisionProvider::Pi,
+            ..DecisionSettings::default()
+        };
+        tab.saved(&ToolsSettings::default(), &pi, &ScopedAllowlist::default());
+        let hints = tab.view(80, 30).hints;
+        assert!(hints.iter().any(|h| h.words == "choose"), "{hints:?}");
+        tab.handle_key(Key::Enter);
+        assert_eq!(tab.prompt(), Some(PromptKind::Model));
+        assert_eq!(
+            tab.submit("anthropic/claude-x"),
+            TabOutcome::SetModel("anthropic/claude-x".into())
+        );
+        // A refused write shows in the picker, which stays open.
+        tab.save_failed("Not written.".into());
+        assert_eq!(
+            tab.view(80, 30).prompt.unwrap().error.as_deref(),
+            Some("Not written.")
+        );
+    }
+
+    #[test]
+    fn the_view_names_the_actions_of_its_hints() {
+        let tab = tab();
+        let view = tab.view(80, 30);
+        assert_eq!(view.title, "Decisions · Tools");
+        assert_eq!(view.rows.len(), 7);
+        assert_eq!(view.rows[0].label, "Tool filtering");
+        assert_eq!(view.rows[0].value, "Off");
+        let actions: Vec<Vec<&str>> = view
+            .hints
+            .iter()
+            .map(|h| h.actions.iter().map(|a| a.as_str()).collect())
+            .collect();
+        assert_eq!(
+            actions,
+            [
+                vec!["up", "down"],
+                vec!["confirm"],
+                vec!["tab"],
+                vec!["cancel"]
+            ]
+        );
+        assert!(view.editor.is_none() && view.prompt.is_none());
     }
 
     #[test]
@@ -997,14 +1281,14 @@ mod tests {
             for _ in 0..8 {
                 let lines = tab.render(w, h);
                 assert!(lines.len() <= h, "{w}x{h}: {lines:?}");
-                assert!(lines.iter().all(|l| l.chars().count() <= w), "{w}x{h}");
+                assert!(lines.iter().all(|l| crate::words::width(l) <= w), "{w}x{h}");
                 tab.handle_key(Key::Down);
             }
             tab.handle_key(Key::Tab);
             for _ in 0..13 {
                 let lines = tab.render(w, h);
                 assert!(lines.len() <= h, "{w}x{h}: {lines:?}");
-                assert!(lines.iter().all(|l| l.chars().count() <= w), "{w}x{h}");
+                assert!(lines.iter().all(|l| crate::words::width(l) <= w), "{w}x{h}");
                 tab.handle_key(Key::Down);
             }
             tab = self::tab();

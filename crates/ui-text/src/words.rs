@@ -38,16 +38,33 @@ pub(crate) fn approx_tokens(chars: u64) -> u64 {
     chars.div_ceil(4)
 }
 
-/// The width of a line under this crate's width rule: one column per Unicode scalar value.
-///
-/// Every character counts as one column, wide CJK characters and emoji included. It is the
-/// rule the property tests check; a terminal that draws a wide character in two columns can
-/// show a line up to twice as long, which is why names go through `bound_label` first.
+/// The width of a line in terminal cells, as a terminal draws it: a wide CJK character or an
+/// emoji takes two columns, a combining mark none (`unicode-width`, the rule Pi's own
+/// `visibleWidth` follows for text without escape sequences).
 pub(crate) fn width(text: &str) -> usize {
-    text.chars().count()
+    unicode_width::UnicodeWidthStr::width(text)
 }
 
-/// `text` cut to at most `max` columns, ending in `…` when something was cut.
+/// The width of one character in cells (a control character counts as none).
+fn char_width(c: char) -> usize {
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
+/// The longest start of `text` that fits in `max` cells, and the rest.
+fn split_at_width(text: &str, max: usize) -> (&str, &str) {
+    let mut used = 0;
+    for (i, c) in text.char_indices() {
+        let w = char_width(c);
+        if used + w > max {
+            return text.split_at(i);
+        }
+        used += w;
+    }
+    (text, "")
+}
+
+/// `text` cut to at most `max` cells, ending in `…` when something was cut (a wide character
+/// that would straddle the edge is left out whole).
 pub(crate) fn fit(text: &str, max: usize) -> String {
     if width(text) <= max {
         return text.to_owned();
@@ -55,13 +72,13 @@ pub(crate) fn fit(text: &str, max: usize) -> String {
     if max == 0 {
         return String::new();
     }
-    let mut out: String = text.chars().take(max - 1).collect();
+    let mut out = split_at_width(text, max - 1).0.to_owned();
     out.push('…');
     out
 }
 
-/// `text` broken into lines of at most `max` columns at spaces; a word longer than a line is
-/// cut. Always at least one line.
+/// `text` broken into lines of at most `max` cells at spaces; a word longer than a line is
+/// cut (between characters, never inside a wide one). Always at least one line.
 pub(crate) fn wrap(text: &str, max: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
@@ -84,8 +101,17 @@ pub(crate) fn wrap(text: &str, max: usize) -> Vec<String> {
                 break;
             }
             // A word longer than a whole line: cut it.
-            let head: String = word.chars().take(max).collect();
-            word = word.chars().skip(max).collect();
+            let (head, rest) = split_at_width(&word, max);
+            if head.is_empty() {
+                // A wide character in a one-cell line: nothing fits; drop it.
+                word = word.chars().skip(1).collect();
+                if word.is_empty() {
+                    break;
+                }
+                continue;
+            }
+            let (head, rest) = (head.to_owned(), rest.to_owned());
+            word = rest;
             lines.push(head);
             if word.is_empty() {
                 break;
@@ -132,7 +158,28 @@ mod tests {
         assert_eq!(fit("abcdef", 4), "abc…");
         assert_eq!(fit("abcdef", 1), "…");
         assert_eq!(fit("abcdef", 0), "");
-        assert_eq!(width(&fit("笔记笔记", 3)), 3);
+        assert_eq!(fit("笔记笔记", 5), "笔记…");
+        assert_eq!(
+            fit("笔记笔记", 4),
+            "笔…",
+            "a wide character never straddles the edge"
+        );
+        assert_eq!(width(&fit("笔记笔记", 4)), 3);
+        assert_eq!(fit("🙂🙂🙂", 6), "🙂🙂🙂");
+        assert_eq!(fit("🙂🙂🙂", 5), "🙂🙂…");
+    }
+
+    #[test]
+    fn widths_are_terminal_cells() {
+        assert_eq!(width("abc"), 3);
+        assert_eq!(width("笔记"), 4);
+        assert_eq!(width("🙂"), 2);
+        assert_eq!(width("e\u{301}"), 1, "a combining mark takes no cell");
+        assert_eq!(wrap("笔记笔记笔记", 5), vec!["笔记", "笔记", "笔记"]);
+        assert_eq!(wrap("笔", 1), vec![""]);
+        for line in wrap("データ 🙂 emoji と 漢字 mixed with words", 7) {
+            assert!(width(&line) <= 7, "{line}");
+        }
     }
 
     #[test]
