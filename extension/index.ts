@@ -8,7 +8,7 @@ import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from 
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createDialog, type ModelChoice } from "./dialog.ts";
+import type { ModelChoice } from "./dialog.ts";
 
 const CUSTOM_TYPE = "context-decisions-tools";
 const NOTICE_TYPE = "context-decisions-notice";
@@ -467,7 +467,13 @@ export default function piContextDecisions(pi: any) {
 	// keys are matched with Pi's key bindings and forwarded as actions. The addon writes the
 	// settings files and tells the session; a ranking job is answered here with the decision
 	// model (no working row: nothing is streaming).
+	// dialog.ts (and through it pi-tui) is loaded when the dialog first opens, never at start: the
+	// gate must load even where pi-tui cannot be resolved. Then the dialog falls back to the
+	// addon's own plain lines.
+	let dialogModule: Promise<typeof import("./dialog.ts") | null> | undefined;
 	const openTab = async (ctx: any) => {
+		dialogModule ??= import("./dialog.ts").catch(() => null);
+		const themed = await dialogModule;
 		const current = session!;
 		current.tabOpen(toolsForCommand(), readBranch(ctx));
 		for (const w of current.takeWarnings()) notify(ctx, w);
@@ -491,7 +497,16 @@ export default function piContextDecisions(pi: any) {
 				current.tabRanked(job.job, JSON.stringify(answers));
 				tui?.requestRender?.();
 			};
-			const dialog = createDialog({
+			const plain = {
+				render: (width: number): string[] => current.tabRender(width, tui?.terminal?.rows),
+				handleInput: (data: string) => {
+					const step = JSON.parse(current.tabInput(data));
+					if (step.job) void rank(step.job as Job);
+					if (step.close) finish();
+				},
+				invalidate: () => {},
+			};
+			const dialog = themed?.createDialog({
 				session: current,
 				tui,
 				theme,
@@ -502,7 +517,7 @@ export default function piContextDecisions(pi: any) {
 					if (step.job) void rank(step.job as Job);
 					if (step.close) finish();
 				},
-			});
+			}) ?? plain;
 			return {
 				render: (width: number): string[] => {
 					try {
