@@ -30,13 +30,40 @@ pub fn install(what: &str) -> PathBuf {
 /// date), so a plain `cargo test --workspace` on a fresh checkout has the addon and the program
 /// that the tests run inside Node, Pi and a shell. Cargo is the one running the tests (`CARGO`).
 pub fn cargo_build(package: &str) {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
+    let status = cargo_command()
         .args(["build", "--quiet", "-p", package])
         .current_dir(repo())
         .status()
         .expect("cargo runs");
     assert!(status.success(), "`cargo build -p {package}` failed");
+}
+
+/// A `cargo` command (the one running the tests, `CARGO`) without the variables cargo sets for
+/// the test it runs (`CARGO_PKG_NAME`, `CARGO_MANIFEST_DIR`, …): some build scripts (ring's) ask to
+/// be rerun when those change, so a build from a test would otherwise redo what `cargo test`
+/// itself (or `cargo xtask`) had just built, and the next of them redo it back.
+pub fn cargo_command() -> Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        if name.starts_with("CARGO_PKG_")
+            || matches!(
+                name,
+                "CARGO_MANIFEST_DIR"
+                    | "CARGO_MANIFEST_PATH"
+                    | "CARGO_MANIFEST_LINKS"
+                    | "CARGO_CRATE_NAME"
+                    | "CARGO_BIN_NAME"
+                    | "CARGO_PRIMARY_PACKAGE"
+                    | "CARGO_TARGET_TMPDIR"
+                    | "CARGO_RUSTC_CURRENT_DIR"
+            )
+        {
+            command.env_remove(name);
+        }
+    }
+    command
 }
 
 /// The `context-decisions` program, built for the tests (once per test process).
