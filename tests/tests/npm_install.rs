@@ -393,6 +393,7 @@ fn installs_from_npm_without_cargo_and_filters_a_prompt_in_pi() {
         // A prompt through the installed extension, headless, in that agent folder.
         let scenario = json!({
             "description": "installed from the local registry with pi install",
+            "ui": "tui",
             "files": {
                 "agent/pi-context-decisions/settings.json": {
                     "tools": { "enabled": true, "mode": "tools", "cadence": "prompt" },
@@ -433,6 +434,10 @@ fn installs_from_npm_without_cargo_and_filters_a_prompt_in_pi() {
         assert!(
             loaded.contains("npm/node_modules/pi-context-decisions/index.ts"),
             "{version}: {loaded}"
+        );
+        assert!(
+            report["notifications"].is_array(),
+            "{version}: notifications recorded"
         );
         let notices = report["notifications"].to_string();
         assert!(

@@ -19,6 +19,11 @@
 //! reuses instead of a release build of several minutes). Each tarball is made by `npm pack`,
 //! and its file list is checked against what was staged.
 //!
+//! One machine builds its own platform's addon. To release several, run `cargo xtask dist` on
+//! each and copy their platform tarballs into one `target/dist/`, then run it there last: the
+//! main package's `optionalDependencies` name every platform package of the same version found
+//! there, besides this machine's.
+//!
 //! Exit status: 0 when both tarballs were made, 1 when they could not be, 2 on a usage error.
 
 use serde_json::{json, Map, Value};
@@ -47,6 +52,16 @@ const NOTICE_FILE: &str = "THIRD-PARTY-NOTICES.md";
 
 /// The addon's file name inside the platform package (its `main`).
 const ADDON_FILE: &str = "pcd_node.node";
+
+/// The suffixes of every platform package there can be, as `extension/platform.cjs` forms them.
+pub const PLATFORM_SUFFIXES: [&str; 6] = [
+    "linux-x64-gnu",
+    "linux-x64-musl",
+    "linux-arm64-gnu",
+    "linux-arm64-musl",
+    "darwin-x64",
+    "darwin-arm64",
+];
 
 /// Crates that would mean SQLite is compiled in.
 const SQLITE_CRATES: [&str; 2] = ["libsqlite3-sys", "rusqlite"];
@@ -278,11 +293,12 @@ pub fn dist(options: &Options) -> Result<Vec<Tarball>, DistError> {
         copy(&root.join(file), &main_dir.join(file))?;
         copy(&root.join(file), &platform_dir.join(file))?;
     }
-    let main_manifest = main_manifest(manifest, &platform, &version, &main_files)?;
+    let platforms = platform_packages(&options.out, &platform, &version);
+    let main_manifest = main_manifest(manifest, &platforms, &version, &main_files)?;
     write(&main_dir.join("package.json"), &pretty(&main_manifest))?;
     write(
         &main_dir.join(NOTICE_FILE),
-        &main_notice(&version, &platform),
+        &main_notice(&version, &platforms),
     )?;
 
     // The platform package.
@@ -306,11 +322,24 @@ pub fn dist(options: &Options) -> Result<Vec<Tarball>, DistError> {
     Ok(tarballs)
 }
 
+/// The platform packages the main package names: this machine's, and every other platform's
+/// whose tarball of the same version is already in `out` (packed on another machine).
+fn platform_packages(out: &Path, host: &Platform, version: &str) -> Vec<String> {
+    let mut names = vec![host.package()];
+    for suffix in PLATFORM_SUFFIXES {
+        let name = format!("{MAIN_PACKAGE}-{suffix}");
+        if name != names[0] && out.join(format!("{name}-{version}.tgz")).is_file() {
+            names.push(name);
+        }
+    }
+    names
+}
+
 /// The main package's manifest: `extension/package.json` with the files it ships and the
-/// platform package as an optional dependency of exactly this version.
+/// platform packages as optional dependencies of exactly this version.
 fn main_manifest(
     mut manifest: Value,
-    platform: &Platform,
+    platforms: &[String],
     version: &str,
     files: &[String],
 ) -> Result<Value, DistError> {
@@ -324,7 +353,9 @@ fn main_manifest(
     }
     object.insert("files".into(), json!(files));
     let mut optional = Map::new();
-    optional.insert(platform.package(), json!(version));
+    for name in platforms {
+        optional.insert(name.clone(), json!(version));
+    }
     object.insert("optionalDependencies".into(), Value::Object(optional));
     Ok(manifest)
 }
@@ -479,14 +510,14 @@ fn licence_files(folder: &Path) -> Result<Vec<PathBuf>, DistError> {
 }
 
 /// The main package's notice: it holds no third-party code.
-fn main_notice(version: &str, platform: &Platform) -> String {
+fn main_notice(version: &str, platforms: &[String]) -> String {
     format!(
         "# Third-party notices: {MAIN_PACKAGE} {version}\n\n\
 This package holds the Pi extension's own files ({files}), `CHANGELOG.md` and the licence \
 files. They were written for this project and are licensed MIT OR Apache-2.0 (`LICENSE-MIT`, \
 `LICENSE-APACHE`). It contains no third-party code and no SQLite.\n\n\
 The native addon is not in this package: npm installs it from the optional dependency for the \
-platform it runs on ({platform} {version} was built with this release), whose own \
+platform it runs on (one of {platforms}, each {version}), whose own \
 `{NOTICE_FILE}` lists every crate compiled into it with its licence. Pi itself is a peer \
 dependency, provided by Pi, and not part of this package.\n",
         files = EXTENSION_FILES
@@ -494,7 +525,11 @@ dependency, provided by Pi, and not part of this package.\n",
             .map(|f| format!("`{f}`"))
             .collect::<Vec<_>>()
             .join(", "),
-        platform = platform.package(),
+        platforms = platforms
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
     )
 }
 
@@ -820,19 +855,35 @@ mod tests {
 
     #[test]
     fn the_main_manifest_pins_the_platform_package_to_its_own_version() {
-        let platform = host_platform().unwrap();
+        let platforms = [host_platform().unwrap().package(), "pcd-other".to_owned()];
         let manifest = main_manifest(
             json!({ "name": MAIN_PACKAGE, "version": "9.9.9" }),
-            &platform,
+            &platforms,
             "9.9.9",
             &["index.ts".to_owned()],
         )
         .unwrap();
-        assert_eq!(
-            manifest["optionalDependencies"][platform.package()],
-            "9.9.9"
-        );
-        assert!(main_manifest(json!({ "name": "other" }), &platform, "1.0.0", &[]).is_err());
+        for name in &platforms {
+            assert_eq!(manifest["optionalDependencies"][name], "9.9.9");
+        }
+        assert!(main_manifest(json!({ "name": "other" }), &platforms, "1.0.0", &[]).is_err());
+    }
+
+    #[test]
+    fn names_the_platform_tarballs_of_the_same_version_packed_elsewhere() {
+        let host = host_platform().unwrap();
+        let out = std::env::temp_dir().join(format!("pcd-xtask-dist-{}", std::process::id()));
+        fs::create_dir_all(&out).unwrap();
+        let other = PLATFORM_SUFFIXES
+            .iter()
+            .map(|s| format!("{MAIN_PACKAGE}-{s}"))
+            .find(|n| *n != host.package())
+            .unwrap();
+        fs::write(out.join(format!("{other}-1.2.3.tgz")), "").unwrap();
+        fs::write(out.join(format!("{MAIN_PACKAGE}-darwin-x64-0.0.1.tgz")), "").unwrap();
+        let names = platform_packages(&out, &host, "1.2.3");
+        assert_eq!(names, vec![host.package(), other]);
+        fs::remove_dir_all(&out).unwrap();
     }
 
     #[test]
