@@ -55,6 +55,7 @@ fn run_bounded(mut command: Command, limit: Duration, what: &str) -> Output {
         }
         if start.elapsed() > limit {
             kill_group(&child);
+            let _ = child.kill();
             let _ = child.wait();
             let stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
             panic!("{what}: still running after {limit:?}; killed. stderr: {stderr}");
