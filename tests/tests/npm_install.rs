@@ -552,3 +552,91 @@ fn the_install_script_leaves_cargo_alone_when_the_prebuilt_addon_is_installed() 
     assert!(!package.join("pcd_node.node").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The extension's loader, run by Node on `index.ts` itself (types stripped) with every addon it
+/// opens recorded: a build from source next to the extension wins over the prebuilt platform
+/// package (developers run their own build); without one, or when it does not load, the
+/// prebuilt package is loaded.
+#[test]
+fn the_loader_prefers_a_build_from_source_then_the_prebuilt_package() {
+    let dir = temp_dir("loader-order");
+    let package = dir.join("extension");
+    let prebuilt = package.join("node_modules").join(platform_package());
+    std::fs::create_dir_all(&prebuilt).unwrap();
+    for file in ["index.ts", "platform.cjs", "package.json"] {
+        std::fs::copy(repo().join("extension").join(file), package.join(file)).unwrap();
+    }
+    std::fs::copy(pcd_tests::addon(), prebuilt.join("pcd_node.node")).unwrap();
+    std::fs::write(
+        prebuilt.join("package.json"),
+        json!({ "name": platform_package(), "version": VERSION, "main": "pcd_node.node" })
+            .to_string(),
+    )
+    .unwrap();
+    // Records each addon Node opens and whether it loaded, then starts the extension with a
+    // stand-in for Pi whose every method does nothing.
+    let probe = dir.join("probe.mjs");
+    std::fs::write(
+        &probe,
+        r#"const opened = [];
+const dlopen = process.dlopen;
+process.dlopen = function (module, filename, ...rest) {
+	try {
+		const result = dlopen.call(this, module, filename, ...rest);
+		opened.push({ filename, loaded: true });
+		return result;
+	} catch (error) {
+		opened.push({ filename, loaded: false });
+		throw error;
+	}
+};
+const pi = new Proxy({}, { get: () => () => undefined });
+const extension = await import(process.argv[2]);
+extension.default(pi);
+process.stdout.write(JSON.stringify(opened));
+"#,
+    )
+    .unwrap();
+    let opened = || -> Vec<(PathBuf, bool)> {
+        let mut command = Command::new(install("node"));
+        command
+            .arg("--experimental-strip-types")
+            .arg("--no-warnings")
+            .arg(&probe)
+            .arg(package.join("index.ts"))
+            .env_remove("PI_CONTEXT_DECISIONS_ADDON");
+        let out = run_bounded(command, Duration::from_secs(60), "the loader probe");
+        assert_ran(&out, "the loader probe");
+        let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|o| {
+                (
+                    PathBuf::from(o["filename"].as_str().unwrap()),
+                    o["loaded"] == true,
+                )
+            })
+            .collect()
+    };
+    let prebuilt_addon = prebuilt.join("pcd_node.node");
+    let local = package.join("pcd_node.node");
+    assert_eq!(
+        opened(),
+        vec![(prebuilt_addon.clone(), true)],
+        "no build from source"
+    );
+    std::fs::copy(pcd_tests::addon(), &local).unwrap();
+    assert_eq!(
+        opened(),
+        vec![(local.clone(), true)],
+        "a build from source wins"
+    );
+    std::fs::write(&local, "not a shared library").unwrap();
+    assert_eq!(
+        opened(),
+        vec![(local, false), (prebuilt_addon, true)],
+        "a build that does not load gives way to the prebuilt package"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
