@@ -16,8 +16,9 @@
 //! with version, licence expression and the licence files found in its source folder; and that
 //! SQLite is not among them (the command fails if it were). The addon is built with
 //! `cargo build -p pcd-node --release` (`--debug`: the debug profile, which the install test
-//! reuses instead of a release build of several minutes). Each tarball is made by `npm pack`,
-//! and its file list is checked against what was staged.
+//! reuses instead of a release build of several minutes) and loaded once in Node (`node` on the
+//! PATH) to check it reports this version. Each tarball is made by `npm pack`, and its file list
+//! is checked against what was staged.
 //!
 //! One machine builds its own platform's addon. To release several, run `cargo xtask dist` on
 //! each and copy their platform tarballs into one `target/dist/`, then run it there last: the
@@ -301,8 +302,9 @@ pub fn dist(options: &Options) -> Result<Vec<Tarball>, DistError> {
         &main_notice(&version, &platforms),
     )?;
 
-    // The platform package.
+    // The platform package, with an addon Node loads and that is this version.
     copy(&library, &platform_dir.join(ADDON_FILE))?;
+    check_loads(&platform_dir.join(ADDON_FILE), &version)?;
     let mut platform_files = vec![ADDON_FILE.to_owned(), NOTICE_FILE.to_owned()];
     platform_files.extend(LICENCE_FILES.iter().map(|f| f.to_string()));
     let platform_manifest = platform_manifest(&platform, &version, &platform_files);
@@ -746,6 +748,41 @@ fn npm_pack(dir: &Path, out: &Path, files: &[String]) -> Result<Tarball, DistErr
     })
 }
 
+/// Loads the addon in Node (`node` on the PATH, which `npm` needs too) and checks that it
+/// reports `version`.
+fn check_loads(addon: &Path, version: &str) -> Result<(), DistError> {
+    let script = format!(
+        "process.stdout.write(require({}).addonVersion())",
+        serde_json::to_string(&addon.to_string_lossy()).unwrap_or_default()
+    );
+    let command = format!("node -e <load {}>", addon.display());
+    let output = Command::new("node")
+        .arg("-e")
+        .arg(&script)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| DistError::Command {
+            command: command.clone(),
+            reason: format!("cannot run node ({e}); Node.js is needed to check the addon"),
+        })?;
+    if !output.status.success() {
+        return Err(DistError::Command {
+            command,
+            reason: format!(
+                "the built addon does not load in Node: {}",
+                failure(&output)
+            ),
+        });
+    }
+    let reported = String::from_utf8_lossy(&output.stdout);
+    if reported != version {
+        return Err(DistError::Invalid(format!(
+            "the built addon reports version {reported:?}, not {version}"
+        )));
+    }
+    Ok(())
+}
+
 fn run_cargo(args: &[&str]) -> Result<(), DistError> {
     if crate::cargo(args, &[]) {
         Ok(())
@@ -884,6 +921,17 @@ mod tests {
         let names = platform_packages(&out, &host, "1.2.3");
         assert_eq!(names, vec![host.package(), other]);
         fs::remove_dir_all(&out).unwrap();
+    }
+
+    #[test]
+    fn an_addon_node_cannot_load_is_refused() {
+        let dir = std::env::temp_dir().join(format!("pcd-xtask-load-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let broken = dir.join("pcd_node.node");
+        fs::write(&broken, "not a shared library").unwrap();
+        let error = check_loads(&broken, "0.1.0").unwrap_err().to_string();
+        assert!(error.contains("does not load in Node"), "{error}");
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
