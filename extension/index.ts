@@ -65,16 +65,22 @@ type Effect =
 	| { type: "warn"; text: string }
 	| Job;
 
+// Where the addon is looked for, first found and loadable wins: the file named by
+// PI_CONTEXT_DECISIONS_ADDON; a build from source next to this file (the install script's copy)
+// or in the repository's bindings/node (`bash bindings/node/build.sh`), so a developer's own
+// build wins over a prebuilt one; last, the prebuilt addon package for this platform that npm
+// installed as an optional dependency (`platform.cjs` names it; it exports the `.node` file).
 function loadAddon(): Addon | undefined {
 	const here = dirname(fileURLToPath(import.meta.url));
+	const require = createRequire(import.meta.url);
 	const candidates = [
 		process.env.PI_CONTEXT_DECISIONS_ADDON,
 		join(here, "pcd_node.node"),
 		join(here, "..", "bindings", "node", "pcd_node.node"),
-	].filter((p): p is string => !!p);
-	const require = createRequire(import.meta.url);
+	].filter((p): p is string => !!p && existsSync(p));
+	const prebuilt = prebuiltAddon(require, here);
+	if (prebuilt) candidates.push(prebuilt);
 	for (const path of candidates) {
-		if (!existsSync(path)) continue;
 		try {
 			return require(path) as Addon;
 		} catch {
@@ -82,6 +88,20 @@ function loadAddon(): Addon | undefined {
 		}
 	}
 	return undefined;
+}
+
+// The path of the installed prebuilt addon package's `.node` file for this platform, if any.
+function prebuiltAddon(require: ReturnType<typeof createRequire>, here: string): string | undefined {
+	try {
+		const { platformPackage } = require(join(here, "platform.cjs")) as {
+			platformPackage(): string | undefined;
+		};
+		const name = platformPackage();
+		return name ? require.resolve(name) : undefined;
+	} catch {
+		// Not installed (or an unsupported platform): only a build from source can serve.
+		return undefined;
+	}
 }
 
 // The settings reader's bound (config-reader's MAX_SETTINGS_FILE_BYTES, 64 KiB).

@@ -31,13 +31,15 @@ const argv = process.argv.slice(2);
 let scenarioPath;
 let piDir = process.env.PI_PACKAGE_DIR;
 let viaOverride;
+let agentDirOverride;
 for (let i = 0; i < argv.length; i++) {
 	if (argv[i] === "--pi") piDir = argv[++i];
+	else if (argv[i] === "--agent-dir") agentDirOverride = argv[++i];
 	else if (argv[i] === "--via") viaOverride = argv[++i];
 	else if (scenarioPath === undefined) scenarioPath = argv[i];
 	else fail(`unexpected argument: ${argv[i]}`);
 }
-if (!scenarioPath) fail("usage: run.mjs SCENARIO.json [--pi PI_PACKAGE_DIR] [--via path|package|project-package]");
+if (!scenarioPath) fail("usage: run.mjs SCENARIO.json [--pi PI_PACKAGE_DIR] [--via path|package|project-package] [--agent-dir DIR]");
 if (!piDir) fail("no Pi package dir: pass --pi DIR or set PI_PACKAGE_DIR (tests/support/install-pi.sh VERSION prints it)");
 piDir = resolve(piDir);
 if (!existsSync(join(piDir, "package.json"))) fail(`not a package dir (no package.json): ${piDir}`);
@@ -76,7 +78,10 @@ const mcpTesting = await importExport(packageDir("@earendil-works/pi-mcp"), "./t
 // A temporary home for this run: agent dir, project cwd, sessions.
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "pi-harness-")));
-const agentDir = join(root, "agent");
+// `--agent-dir DIR`: an agent folder prepared before the run (for example by `pi install`),
+// whose settings.json the scenario's settings are merged into; otherwise a fresh one.
+if (agentDirOverride !== undefined && !existsSync(agentDirOverride)) fail(`no agent dir: ${agentDirOverride}`);
+const agentDir = agentDirOverride !== undefined ? realpathSync(agentDirOverride) : join(root, "agent");
 const cwd = join(root, "project");
 const sessionDir = join(root, "sessions");
 for (const dir of [agentDir, cwd, sessionDir]) mkdirSync(dir, { recursive: true });
@@ -104,7 +109,10 @@ for (const ext of scenario.extensions ?? []) {
 	else fail(`unknown extension via: ${via} (expected path, package or project-package)`);
 }
 
-const globalSettings = { ...(scenario.settings?.global ?? {}) };
+const settingsFile = join(agentDir, "settings.json");
+const priorSettings = agentDirOverride !== undefined && existsSync(settingsFile) ? JSON.parse(readFileSync(settingsFile, "utf8")) : {};
+const globalSettings = { ...priorSettings, ...(scenario.settings?.global ?? {}) };
+if (priorSettings.packages && scenario.settings?.global?.packages) globalSettings.packages = [...priorSettings.packages, ...scenario.settings.global.packages];
 if (packages.global.length) globalSettings.packages = [...(globalSettings.packages ?? []), ...packages.global];
 writeFileSync(join(agentDir, "settings.json"), JSON.stringify(globalSettings, null, 2));
 const projectSettings = { ...(scenario.settings?.project ?? {}) };

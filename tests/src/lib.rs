@@ -30,13 +30,48 @@ pub fn install(what: &str) -> PathBuf {
 /// date), so a plain `cargo test --workspace` on a fresh checkout has the addon and the program
 /// that the tests run inside Node, Pi and a shell. Cargo is the one running the tests (`CARGO`).
 pub fn cargo_build(package: &str) {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
+    let status = cargo_command()
         .args(["build", "--quiet", "-p", package])
         .current_dir(repo())
         .status()
         .expect("cargo runs");
     assert!(status.success(), "`cargo build -p {package}` failed");
+}
+
+/// A `cargo` command (the one running the tests, `CARGO`) without the variables cargo sets for
+/// the test it runs (see `without_crate_env`).
+pub fn cargo_command() -> Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    without_crate_env(&mut command);
+    command
+}
+
+/// Removes from `command`'s environment the variables cargo sets for the test it runs
+/// (`CARGO_PKG_NAME`, `CARGO_MANIFEST_DIR`, …). Some build scripts (ring's) ask to be rerun when
+/// those change, so a cargo build started from a test, directly or through a script, would
+/// otherwise redo what `cargo test` itself (or `cargo xtask`) had built, and the next build
+/// redo it back.
+pub fn without_crate_env(command: &mut Command) -> &mut Command {
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        if name.starts_with("CARGO_PKG_")
+            || matches!(
+                name,
+                "CARGO_MANIFEST_DIR"
+                    | "CARGO_MANIFEST_PATH"
+                    | "CARGO_MANIFEST_LINKS"
+                    | "CARGO_CRATE_NAME"
+                    | "CARGO_BIN_NAME"
+                    | "CARGO_PRIMARY_PACKAGE"
+                    | "CARGO_TARGET_TMPDIR"
+                    | "CARGO_RUSTC_CURRENT_DIR"
+            )
+        {
+            command.env_remove(name);
+        }
+    }
+    command
 }
 
 /// The `context-decisions` program, built for the tests (once per test process).
@@ -54,18 +89,35 @@ pub fn program() -> PathBuf {
 
 /// The addon, built by `cargo build -p pcd-node` (once per test process) and copied to a
 /// `.node` file: Node loads addons by that extension, and overwriting a library another Node
-/// process has mapped would crash it.
+/// process has mapped would crash it. The copy is named after the build (its size and time), in
+/// `target/pcd-addon-copies/`, and never overwritten: test processes share it, and a new build
+/// gets a new copy, instead of every test process leaving a copy of its own in the temporary
+/// folder.
 pub fn addon() -> PathBuf {
     static ADDON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     ADDON
         .get_or_init(|| {
             cargo_build("pcd-node");
             let lib = target_dir().join("debug").join("libpcd_node.so");
-            assert!(lib.exists(), "no addon at {}", lib.display());
-            let dir = std::env::temp_dir().join(format!("pcd-addon-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
+            let meta = std::fs::metadata(&lib)
+                .unwrap_or_else(|e| panic!("no addon at {}: {e}", lib.display()));
+            let built = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            let dir = target_dir()
+                .join("pcd-addon-copies")
+                .join(format!("{}-{built}", meta.len()));
             let copy = dir.join("pcd_node.node");
-            std::fs::copy(&lib, &copy).unwrap();
+            if !copy.exists() {
+                std::fs::create_dir_all(&dir).unwrap();
+                // Copied whole under a name of this process's, then renamed into place, so no
+                // process ever sees a partial copy.
+                let partial = dir.join(format!("pcd_node.{}.partial", std::process::id()));
+                std::fs::copy(&lib, &partial).unwrap();
+                std::fs::rename(&partial, &copy).unwrap();
+            }
             copy
         })
         .clone()

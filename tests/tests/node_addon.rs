@@ -484,7 +484,9 @@ fn the_install_script_builds_the_addon_from_source_with_cargo() {
     let target = pcd_tests::target_dir();
     let script = repo().join("extension/scripts/build-addon.mjs");
     let run = || {
-        Command::new(install("node"))
+        // The script runs cargo: without this test's crate variables, so it builds what
+        // `cargo test` built instead of rebuilding it (`without_crate_env`).
+        pcd_tests::without_crate_env(&mut Command::new(install("node")))
             .arg(&script)
             .env("CARGO_TARGET_DIR", &target)
             .env("PI_CONTEXT_DECISIONS_BUILD", "debug")

@@ -11,11 +11,14 @@
 //! - `cargo xtask replay SESSION.jsonl|FOLDER [--leaf ID] [--sqlite DB] [--json]`: audit the
 //!   ledger of a branch (see `replay.rs`).
 //! - `cargo xtask mirror SESSION.jsonl|FOLDER… --sqlite DB`: mirror sessions into SQLite.
+//! - `cargo xtask dist [--debug] [--out DIR]`: the npm tarballs of a release, the extension's
+//!   package and the prebuilt addon's package for this platform (see `dist.rs`).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+mod dist;
 mod fuzz;
 mod mirror;
 mod model;
@@ -30,6 +33,7 @@ fn main() -> ExitCode {
         Some("fetch-model") => model::run(&args[1..]),
         Some("replay") => replay::run(&args[1..]),
         Some("mirror") => mirror::run(&args[1..]),
+        Some("dist") => dist::run(&args[1..]),
         _ => {
             eprintln!("{}", pcd_ui_text::XTASK_USAGE);
             ExitCode::from(2)
@@ -45,10 +49,37 @@ fn workspace_root() -> PathBuf {
     manifest.parent().map(Path::to_owned).unwrap_or(manifest)
 }
 
+/// A `cargo` command (the one running xtask, `CARGO`) without the variables cargo sets for the
+/// program it runs (`CARGO_PKG_NAME`, `CARGO_MANIFEST_DIR`, …): some build scripts (ring's) ask
+/// to be rerun when those change, so a nested build that saw xtask's would rebuild what a build
+/// from the shell (or the tests') had built, and the next one would rebuild it back.
+pub(crate) fn cargo_command() -> Command {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut command = Command::new(cargo);
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        if name.starts_with("CARGO_PKG_")
+            || matches!(
+                name,
+                "CARGO_MANIFEST_DIR"
+                    | "CARGO_MANIFEST_PATH"
+                    | "CARGO_MANIFEST_LINKS"
+                    | "CARGO_CRATE_NAME"
+                    | "CARGO_BIN_NAME"
+                    | "CARGO_PRIMARY_PACKAGE"
+                    | "CARGO_TARGET_TMPDIR"
+                    | "CARGO_RUSTC_CURRENT_DIR"
+            )
+        {
+            command.env_remove(name);
+        }
+    }
+    command
+}
+
 fn cargo(args: &[&str], envs: &[(&str, &OsStr)]) -> bool {
     eprintln!("xtask: cargo {}", args.join(" "));
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    match Command::new(cargo)
+    match cargo_command()
         .args(args)
         .envs(envs.iter().copied())
         .status()
@@ -97,14 +128,15 @@ fn ci() -> ExitCode {
         eprintln!("xtask: ci failed at: fetch-model: {e}");
         return ExitCode::FAILURE;
     }
-    // Node 22 and the two Pi versions the end-to-end tests run in, installed from the npm registry
+    // Node 22 and the two Pi versions the end-to-end tests run in (and verdaccio, the registry the
+    // install test publishes to), installed from the npm registry
     // into .cache/ before the tests (once; later runs find them), so the test run is not silent
     // for minutes while a test installs them.
-    for what in ["node", "1.3.0", "1.6.0"] {
-        let shown = if what == "node" {
-            "Node 22".to_owned()
-        } else {
-            format!("Pi {what}")
+    for what in ["node", "1.3.0", "1.6.0", "verdaccio"] {
+        let shown = match what {
+            "node" => "Node 22".to_owned(),
+            "verdaccio" => "verdaccio (a local npm registry)".to_owned(),
+            _ => format!("Pi {what}"),
         };
         eprintln!("xtask: ci: {shown} for the end-to-end tests (from the npm registry into .cache/, once)");
         let status = Command::new("bash")

@@ -15,7 +15,7 @@ whoever edits a round and computes its digest again is not detected.";
 /// `cargo xtask` without a known command.
 pub const XTASK_USAGE: &str = "usage: cargo xtask ci | replay SESSION [--leaf ID] [--sqlite DB] \
 [--json] | mirror SESSION... --sqlite DB | fuzz [--seconds N] [--quick] [--no-sanitizer] \
-[TARGET...]";
+[TARGET...] | fetch-model [--dest DIR] | dist [--debug] [--out DIR]";
 
 /// How `cargo xtask fuzz` is called.
 pub const FUZZ_USAGE: &str = "usage: cargo xtask fuzz [--seconds N] [--quick] [--no-sanitizer] \
