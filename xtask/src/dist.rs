@@ -3,8 +3,8 @@
 //!
 //! Two packages, the way napi-rs addons are shipped, so installing needs Node and npm but no Rust
 //! toolchain:
-//! - the main package `pi-context-decisions`: the extension's files (`index.ts`, `platform.cjs`,
-//!   `scripts/build-addon.mjs`), `CHANGELOG.md`, the licence files, and a `package.json` made
+//! - the main package `pi-context-decisions`: the extension's files (`index.ts`, `dialog.ts`,
+//!   `platform.cjs`, `scripts/build-addon.mjs`), `CHANGELOG.md`, the licence files, and a `package.json` made
 //!   from `extension/package.json` with the platform package as an optional dependency pinned
 //!   to the same version;
 //! - the platform package for the machine it runs on (for example
@@ -43,7 +43,12 @@ with cargo, release unless --debug, and packs the npm tarballs into DIR, default
 pub const MAIN_PACKAGE: &str = "pi-context-decisions";
 
 /// The extension's files the main package ships, relative to `extension/`.
-const EXTENSION_FILES: [&str; 3] = ["index.ts", "platform.cjs", "scripts/build-addon.mjs"];
+const EXTENSION_FILES: [&str; 4] = [
+    "index.ts",
+    "dialog.ts",
+    "platform.cjs",
+    "scripts/build-addon.mjs",
+];
 
 /// The project's licence files, at the repository's root; both packages carry them.
 const LICENCE_FILES: [&str; 2] = ["LICENSE-MIT", "LICENSE-APACHE"];
@@ -856,6 +861,37 @@ fn write(path: &Path, text: &str) -> Result<(), DistError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_main_package_ships_every_file_the_extension_loads() {
+        // Every `./NAME` the extension's entry point imports or requires (dialog.ts is loaded
+        // lazily, so a missing one would only show as the plain dialog) is in the package.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../extension");
+        let index = std::fs::read_to_string(root.join("index.ts")).unwrap();
+        let mut named = Vec::new();
+        for quote in ['"', '\''] {
+            for part in index.split(quote).skip(1).step_by(2) {
+                if let Some(name) = part.strip_prefix("./") {
+                    if name.ends_with(".ts") || name.ends_with(".cjs") || name.ends_with(".mjs") {
+                        named.push(name.to_owned());
+                    }
+                }
+            }
+        }
+        for name in ["platform.cjs"] {
+            if index.contains(&format!("\"{name}\"")) {
+                named.push(name.to_owned());
+            }
+        }
+        assert!(named.iter().any(|n| n == "dialog.ts"), "{named:?}");
+        for name in &named {
+            assert!(
+                EXTENSION_FILES.contains(&name.as_str()),
+                "{name} is not packed"
+            );
+            assert!(root.join(name).is_file(), "{name}");
+        }
+    }
 
     #[test]
     fn reads_cargo_tree_lines_and_dedupes_them() {
