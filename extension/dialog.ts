@@ -14,6 +14,7 @@ export type DialogSession = {
 	tabInput(data: string): string;
 	tabSubmit(text: string): void;
 	tabDismiss(): void;
+	tabTools(toolsJson: string): void;
 };
 
 /** A model the picker offers: `provider/model`, and Pi's name for it. */
@@ -30,6 +31,7 @@ type View = {
 	status: string | null;
 	hints: Hint[];
 	editor: string[] | null;
+	editor_hints?: Hint[];
 	prompt: Prompt | null;
 };
 
@@ -59,6 +61,9 @@ export type DialogOptions = {
 	models: () => ModelChoice[];
 	/** Every step the addon returned for a key (JSON text: `{close, job}`). */
 	onStep: (stepJson: string) => void;
+	/** Pi's inventory (`getAllTools()` as JSON text) while filtering is on, else undefined: read
+	 * once filtering is switched on inside the dialog, so its editors list the loaded tools. */
+	tools?: () => string | undefined;
 };
 
 /** The dialog as a pi-tui component (render, handleInput, invalidate). */
@@ -74,6 +79,17 @@ export function createDialog(options: DialogOptions) {
 	let input: any;
 	let picker: any;
 	let pickerEmpty = false;
+
+	// Whether the addon has Pi's inventory: it is read at open only while filtering is on, so a
+	// switch turned on here hands it over at the next key.
+	let toolsGiven = options.tools?.() !== undefined;
+	const catchUp = () => {
+		if (toolsGiven || !options.tools) return;
+		const tools = options.tools();
+		if (tools === undefined) return;
+		session.tabTools(tools);
+		toolsGiven = true;
+	};
 
 	const rows = (): number | undefined => tui?.terminal?.rows;
 	const view = (width: number): View => JSON.parse(session.tabView(width, rows()));
@@ -204,13 +220,18 @@ export function createDialog(options: DialogOptions) {
 		return lines;
 	};
 
-	// An open allowlist editor is drawn by ui-text; here only its cursor and title take the theme.
-	const renderEditor = (lines: string[], width: number): string[] =>
-		lines.map((line, i) => {
+	// An open allowlist editor's lines come from ui-text; here the title, the search line and
+	// the cursor take the theme, and its key hints are spelled with Pi's key bindings as the
+	// list's are.
+	const renderEditor = (lines: string[], hints: Hint[], width: number): string[] => [
+		...lines.map((line, i) => {
 			if (i === 0) return truncateToWidth(fg("accent", bold(line)), width);
+			if (i === 1) return truncateToWidth(fg("dim", line), width);
 			if (line.startsWith("> ")) return truncateToWidth(cursorGlyph + fg("accent", line.slice(2)), width);
 			return truncateToWidth(line, width);
-		});
+		}),
+		...hintLines(hints, width),
+	];
 
 	return {
 		render(width: number): string[] {
@@ -218,7 +239,7 @@ export function createDialog(options: DialogOptions) {
 			const v = view(width);
 			syncPrompt(v.prompt);
 			if (v.prompt) return renderPrompt(v, v.prompt, width);
-			if (v.editor) return renderEditor(v.editor, width);
+			if (v.editor) return renderEditor(v.editor, v.editor_hints ?? [], width);
 			return renderList(v, width);
 		},
 		handleInput(data: string): void {
@@ -237,6 +258,7 @@ export function createDialog(options: DialogOptions) {
 				// actions, the rest goes to the addon as it came.
 				const action = ACTIONS.find((a) => matches(data, a));
 				options.onStep(action ? session.tabAction(action) : session.tabInput(data));
+				catchUp();
 			}
 			tui?.requestRender?.();
 		},

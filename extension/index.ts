@@ -53,6 +53,7 @@ type Session = {
 	tabAction(name: string): string;
 	tabSubmit(text: string): void;
 	tabDismiss(): void;
+	tabTools(toolsJson: string): void;
 	tabRanked(job: number, answersJson: string): void;
 	tabClose(): void;
 };
@@ -532,6 +533,7 @@ export default function piContextDecisions(pi: any) {
 				theme,
 				keybindings,
 				models: () => registryModels(ctx),
+				tools: toolsForCommand,
 				onStep: (stepJson: string) => {
 					const step = JSON.parse(stepJson);
 					if (step.job) void rank(step.job as Job);

@@ -8,6 +8,7 @@
 // The theme marks each colour with its own SGR code so a test can check which text took which
 // colour; `plain` is the same screen without escape sequences.
 
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -48,11 +49,14 @@ const screens = {
 	"model-picker": [KEYS.tab, KEYS.down, KEYS.enter],
 	"threshold-input": [KEYS.tab, ...Array(4).fill(KEYS.down), KEYS.enter],
 	"threshold-refused": [KEYS.tab, ...Array(4).fill(KEYS.down), KEYS.enter, ...Array(6).fill(KEYS.backspace), "0.6251", KEYS.enter],
-	editor: [KEYS.down, KEYS.down, KEYS.down, KEYS.enter],
+	// Filtering is switched on first: while it is off the dialog does not read the inventory.
+	editor: [KEYS.enter, KEYS.down, KEYS.down, KEYS.down, KEYS.enter],
 };
+// The editor opens on the example inventory, so its groups, tools and cursor are drawn.
+const inventory = readFileSync(new URL("../../examples/inventory.json", import.meta.url), "utf8");
 for (const [name, keys] of Object.entries(screens)) {
 	for (const width of [60, 80, 120]) {
-		session.tabOpen(undefined, undefined);
+		session.tabOpen(name === "editor" ? inventory : undefined, undefined);
 		const dialog = createDialog({
 			session,
 			tui: { terminal: { rows: 40, columns: width }, requestRender: () => {} },
@@ -60,9 +64,12 @@ for (const [name, keys] of Object.entries(screens)) {
 			keybindings: tui.getKeybindings(),
 			models: () => models,
 			onStep: () => {},
+			tools: () => (session.readsRegistry() ? inventory : undefined),
 		});
 		dialog.render(width);
-		for (const key of keys) {
+		// The editor screen switches filtering on once (the first width); later widths find it on.
+		const pressed = name === "editor" && session.filteringOn() ? keys.slice(1) : keys;
+		for (const key of pressed) {
 			dialog.handleInput(key);
 			dialog.render(width);
 		}

@@ -568,6 +568,19 @@ impl PiSession {
         ));
     }
 
+    /// Pi's inventory (`getAllTools()` as JSON text) for the open dialog, handed over once
+    /// filtering was switched on inside it (at open it is read only while filtering is on), so
+    /// its editors list the loaded tools. Ignored while filtering is off.
+    #[napi]
+    pub fn tab_tools(&mut self, tools_json: String) {
+        if let Some(tab) = &mut self.tab {
+            if self.inner.filtering_on() {
+                self.inner.refresh_inventory(inventory(Some(tools_json)));
+                tab.inventory_arrived(&self.inner);
+            }
+        }
+    }
+
     /// The open dialog's lines for a terminal `width` columns wide and `rows` high (the tab
     /// uses all but a few rows, at least 8); empty when no tab is open.
     #[napi]

@@ -154,6 +154,16 @@ impl ToolsDialog {
         }
     }
 
+    /// Takes the session's inventory for the editors once filtering is on (it was switched on
+    /// inside the dialog, after the host handed Pi's inventory to the session); while off,
+    /// nothing changes.
+    pub fn inventory_arrived(&mut self, session: &Session) {
+        if session.filtering_on() {
+            self.tab
+                .set_rows(crate::views::inventory_view(session).rows);
+        }
+    }
+
     /// The tab as at most `height` lines of at most `width` characters.
     pub fn render(&self, width: usize, height: usize) -> Vec<String> {
         self.tab.render(width, height)
@@ -426,6 +436,7 @@ pub fn view_json(view: &TabView) -> Value {
         "status": view.status,
         "hints": hints_json(&view.hints),
         "editor": view.editor,
+        "editor_hints": hints_json(&view.editor_hints),
         "prompt": view.prompt.as_ref().map(|p| serde_json::json!({
             "kind": p.kind.as_str(),
             "title": p.title,

@@ -25,6 +25,7 @@
 
 use crate::lists::ToolRow;
 use crate::progress::RANKING;
+use crate::view::{Hint, HintAction};
 use crate::warnings::allowlist_error;
 use crate::words::{code, fit, wrap};
 use pcd_model::{
@@ -722,10 +723,48 @@ impl AllowlistEditor {
         }
     }
 
+    /// The editor's key hints as actions a host spells with its own key bindings (typing
+    /// searches: that hint has no key).
+    pub fn hints(&self) -> Vec<Hint> {
+        let mut hints = vec![Hint::new(&[HintAction::Space], "select")];
+        if self.kind == EditorKind::Tools {
+            hints.push(Hint::new(&[HintAction::Confirm], "expand"));
+        }
+        hints.extend([
+            Hint::new(&[], "type to search"),
+            Hint::new(&[HintAction::Save], "save"),
+            Hint::new(&[HintAction::Cancel], "cancel"),
+        ]);
+        hints
+    }
+
     /// The editor as at most `height` lines of at most `width` characters each (see the width
     /// rule in the module documentation): a title, the search, the rows around the cursor, any
-    /// message, and the key hints.
+    /// message, and the key hints (spelled with the keys ui-text knows: Space, Enter, Ctrl+S,
+    /// Esc).
     pub fn render(&self, width: usize, height: usize) -> Vec<String> {
+        let hints: Vec<String> = self
+            .hints()
+            .iter()
+            .map(|h| {
+                let keys: Vec<&str> = h.actions.iter().map(|a| a.key_name()).collect();
+                if keys.is_empty() {
+                    h.words.to_owned()
+                } else {
+                    format!("{} {}", keys.join("/"), h.words)
+                }
+            })
+            .collect();
+        self.lines(width, height, crate::view::hint_lines(&hints, width))
+    }
+
+    /// The editor without its key hints, for a host that spells [`AllowlistEditor::hints`]
+    /// with its own key bindings below these lines; `height` is what the lines may take.
+    pub fn render_body(&self, width: usize, height: usize) -> Vec<String> {
+        self.lines(width, height, Vec::new())
+    }
+
+    fn lines(&self, width: usize, height: usize, hint_lines: Vec<String>) -> Vec<String> {
         let list = match self.kind {
             EditorKind::Tools => "Always allowed tools",
             EditorKind::Groups => "MCP servers & extensions",
@@ -753,23 +792,7 @@ impl AllowlistEditor {
             None => Vec::new(),
         };
         // Broken between hints at a narrow width, never cut inside one.
-        let hints: &[&str] = match self.kind {
-            EditorKind::Tools => &[
-                "Space select",
-                "Enter expand",
-                "type to search",
-                "Ctrl+S save",
-                "Esc cancel",
-            ],
-            EditorKind::Groups => &[
-                "Space select",
-                "type to search",
-                "Ctrl+S save",
-                "Esc cancel",
-            ],
-        };
-        let hints: Vec<String> = hints.iter().map(|h| (*h).to_owned()).collect();
-        bottom.extend(crate::view::hint_lines(&hints, width));
+        bottom.extend(hint_lines);
         let rows = self.rows();
         let window = height.saturating_sub(top.len() + bottom.len()).max(1);
         let mut middle: Vec<String> = if rows.is_empty() {

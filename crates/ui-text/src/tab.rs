@@ -256,6 +256,12 @@ impl ToolsTab {
         self
     }
 
+    /// The inventory's rows the editors list, replaced (an editor opened later shows them; an
+    /// open one keeps what it opened with).
+    pub fn set_rows(&mut self, rows: Vec<ToolRow>) {
+        self.rows = rows;
+    }
+
     /// The open editor, if any.
     pub fn editor(&self) -> Option<&AllowlistEditor> {
         self.editor.as_ref().map(|(e, _, _)| e)
@@ -622,10 +628,16 @@ impl ToolsTab {
             notes,
             status: self.status.clone(),
             hints: self.hints(),
+            // Two lines are left for the hints the host spells below the editor's lines.
             editor: self
                 .editor
                 .as_ref()
-                .map(|(e, _, _)| e.render(width, height)),
+                .map(|(e, _, _)| e.render_body(width, height.saturating_sub(2).max(1))),
+            editor_hints: self
+                .editor
+                .as_ref()
+                .map(|(e, _, _)| e.hints())
+                .unwrap_or_default(),
             prompt,
         }
     }

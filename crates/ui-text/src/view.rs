@@ -50,6 +50,24 @@ impl HintAction {
     }
 }
 
+impl HintAction {
+    /// The key ui-text itself shows for the action where it draws its own lines (a host shows
+    /// the keys it binds instead).
+    pub fn key_name(self) -> &'static str {
+        match self {
+            HintAction::Up => "↑",
+            HintAction::Down => "↓",
+            HintAction::Left => "←",
+            HintAction::Right => "→",
+            HintAction::Confirm => "Enter",
+            HintAction::Cancel => "Esc",
+            HintAction::Tab => "Tab",
+            HintAction::Space => "Space",
+            HintAction::Save => "Ctrl+S",
+        }
+    }
+}
+
 /// One key hint: the actions whose keys are shown (joined), and what they do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hint {
@@ -132,8 +150,12 @@ pub struct TabView {
     pub status: Option<String>,
     /// The key hints.
     pub hints: Vec<Hint>,
-    /// An open allowlist editor's own lines (it is drawn by ui-text, to the width given).
+    /// An open allowlist editor's own lines without its key hints (drawn by ui-text, to the
+    /// width given).
     pub editor: Option<Vec<String>>,
+    /// The open editor's key hints, for the host to spell with its key bindings below
+    /// [`TabView::editor`]'s lines (empty without an editor).
+    pub editor_hints: Vec<Hint>,
     /// An open prompt.
     pub prompt: Option<PromptView>,
 }
