@@ -146,6 +146,11 @@ mod real {
             Some(v)
         }
 
+        /// The vector of `text` when the cache already holds it; never runs the model.
+        pub fn cached(&self, text: &str) -> Option<Vec<f32>> {
+            self.cache.as_ref()?.lock().ok()?.get(text)
+        }
+
         /// Writes what was added to the cache (a failure only costs time next run).
         pub fn save(&self) {
             if let Some(cache) = &self.cache {
@@ -175,6 +180,11 @@ mod real {
 
         /// Never called: there is no model.
         pub fn vector(&self, _text: &str) -> Option<Vec<f32>> {
+            None
+        }
+
+        /// Never called: there is no cache.
+        pub fn cached(&self, _text: &str) -> Option<Vec<f32>> {
             None
         }
 
