@@ -92,7 +92,9 @@ pub fn temp_dir(name: &str) -> PathBuf {
 /// Runs `script` with Node 22 (`node -e`), asserts it succeeded (showing its stderr when not),
 /// and returns what it printed.
 pub fn node_eval(script: &str) -> Vec<u8> {
+    // Without a model folder the addon scores lexically, which is what these scripts expect.
     let out = Command::new(install("node"))
+        .env_remove("PCD_MODEL_DIR")
         .arg("-e")
         .arg(script)
         .output()
@@ -103,4 +105,28 @@ pub fn node_eval(script: &str) -> Vec<u8> {
         String::from_utf8_lossy(&out.stderr)
     );
     out.stdout
+}
+
+/// The semantic model's folder for the tests that run it: `PCD_MODEL_DIR`, or the one
+/// `cargo xtask fetch-model` installs in the repository's `.cache`. `None` (said on stderr) when
+/// it is not installed, so such a test skips; but when `PCD_REQUIRE_MODEL` is set (as `cargo xtask
+/// ci` sets it) its absence fails the test.
+#[allow(clippy::print_stderr)] // says why the test is skipped
+pub fn model_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("PCD_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(".cache/models/all-minilm-l6-v2"));
+    if dir.join("model.safetensors").is_file() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("PCD_REQUIRE_MODEL").is_none(),
+        "PCD_REQUIRE_MODEL is set but no model is installed at {}: run `cargo xtask fetch-model`",
+        dir.display()
+    );
+    eprintln!(
+        "note: no semantic model at {}; skipped (run `cargo xtask fetch-model` to test it)",
+        dir.display()
+    );
+    None
 }

@@ -99,12 +99,16 @@ mod real {
 
     impl Semantic {
         /// Loads the model from the first of `dirs` that holds one, or says why none could be
-        /// used (the last problem met, naming the file and what was wrong).
+        /// used: the first folder that is there but unusable (naming the file and what was
+        /// wrong), else the last folder looked for.
         pub fn load(dirs: &[PathBuf]) -> Result<Semantic, String> {
             let mut problem = String::from("no model folder to look in");
+            let mut unusable = false;
             for dir in dirs {
                 if !dir.exists() {
-                    problem = pcd_ui_text::semantic_model_missing(&dir.display().to_string());
+                    if !unusable {
+                        problem = pcd_ui_text::semantic_model_missing(&dir.display().to_string());
+                    }
                     continue;
                 }
                 match MiniLm::load(dir) {
@@ -119,12 +123,14 @@ mod real {
                         });
                         return Ok(Semantic { model, cache });
                     }
-                    Err(e) => {
+                    Err(e) if !unusable => {
+                        unusable = true;
                         problem = pcd_ui_text::semantic_model_unusable(
                             &dir.display().to_string(),
                             &e.to_string(),
                         )
                     }
+                    Err(_) => {}
                 }
             }
             Err(problem)
