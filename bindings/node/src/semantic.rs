@@ -213,13 +213,9 @@ pub(crate) fn warm(texts: Vec<String>) {
     embed_missing(ready, texts);
 }
 
+/// Embeds what the cache lacks of `texts`; even the cache look-ups run on the background thread.
 fn embed_missing(model: Arc<Semantic>, texts: Vec<String>) {
-    let missing: Vec<(usize, String)> = texts
-        .into_iter()
-        .enumerate()
-        .filter(|(_, t)| model.cached(t).is_none())
-        .collect();
-    embed_in_background(model, missing, None);
+    embed_in_background(model, texts.into_iter().enumerate().collect(), None);
 }
 
 /// Fused scores for `job`, or why the round is lexical: waits for the model and the vectors up
