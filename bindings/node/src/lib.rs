@@ -287,9 +287,6 @@ impl PiSession {
         // PI_CONTEXT_DECISIONS_RECORD=<file>: record every session of this process.
         let recorder = context_decisions::record::process_recorder(&mut warnings);
         let recording = recorder.is_some();
-        // Never waits: the model loads on its own thread; rounds before it is ready wait for it
-        // only up to the semantic bound.
-        semantic::start_loading(&agent_dir);
         let (inner, started) = Session::start_recording(
             StartEvent {
                 reason,
@@ -306,6 +303,12 @@ impl PiSession {
             Effect::Warn(text) => Some(text),
             _ => None,
         }));
+        // Never waits: the model loads on its own thread, once per process, as soon as a
+        // session uses the embedded scorer with filtering on; rounds before it is ready wait for
+        // it only up to the semantic bound.
+        if inner.wants_semantic() && !recording {
+            semantic::start_loading(&agent_dir);
+        }
         Ok(PiSession {
             inner,
             agent_dir,
@@ -384,6 +387,9 @@ impl PiSession {
     /// loading, and this process is not recording), and warns once per process when a model
     /// folder is there but cannot be used.
     fn sync_semantic(&mut self) {
+        if self.inner.wants_semantic() && !self.recording {
+            semantic::start_loading(&self.agent_dir);
+        }
         let state = semantic::state();
         let can = match &state {
             _ if self.recording => Err(String::new()),

@@ -81,6 +81,12 @@ impl Session {
         self.embedding.last = Some(RoundScorer::Lexical(self.embedding.off_reason.clone()));
     }
 
+    /// Whether the semantic signal could be used now: tool filtering is on and the embedded
+    /// scorer decides (the host loads the model only then).
+    pub fn wants_semantic(&self) -> bool {
+        self.filtering_on() && self.settings.decision.provider == DecisionProvider::Embedded
+    }
+
     /// Which scorer decided the latest round the embedded scorer scored, if any.
     pub fn last_scorer(&self) -> Option<&RoundScorer> {
         self.embedding.last.as_ref()
