@@ -100,13 +100,15 @@ mod real {
     impl Semantic {
         /// Loads the model from the first of `dirs` that holds one, or says why none could be
         /// used: the first folder that is there but unusable (naming the file and what was
-        /// wrong), else the last folder looked for.
+        /// wrong), else the first folder looked for (the most specific: `--model-dir`,
+        /// `PCD_MODEL_DIR`, or the agent folder's, where a Pi user installs it).
         pub fn load(dirs: &[PathBuf]) -> Result<Semantic, String> {
             let mut problem = String::from("no model folder to look in");
-            let mut unusable = false;
+            let (mut unusable, mut missing) = (false, false);
             for dir in dirs {
                 if !dir.exists() {
-                    if !unusable {
+                    if !unusable && !missing {
+                        missing = true;
                         problem = pcd_ui_text::semantic_model_missing(&dir.display().to_string());
                     }
                     continue;
