@@ -54,7 +54,9 @@ pub fn program() -> PathBuf {
 
 /// The addon, built by `cargo build -p pcd-node` (once per test process) and copied to a
 /// `.node` file: Node loads addons by that extension, and overwriting a library another Node
-/// process has mapped would crash it.
+/// process has mapped would crash it. The copies live in Cargo's target folder
+/// (`tmp/pcd-addon-PID`; with the semantic model a debug addon is about 240 MB), and the copies of
+/// test processes that have ended are removed first.
 pub fn addon() -> PathBuf {
     static ADDON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     ADDON
@@ -62,13 +64,39 @@ pub fn addon() -> PathBuf {
             cargo_build("pcd-node");
             let lib = target_dir().join("debug").join("libpcd_node.so");
             assert!(lib.exists(), "no addon at {}", lib.display());
-            let dir = std::env::temp_dir().join(format!("pcd-addon-{}", std::process::id()));
+            let copies = target_dir().join("tmp");
+            remove_ended_copies(&copies);
+            let dir = copies.join(format!("pcd-addon-{}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
             let copy = dir.join("pcd_node.node");
             std::fs::copy(&lib, &copy).unwrap();
             copy
         })
         .clone()
+}
+
+/// Removes the `pcd-addon-PID` folders under `dir` whose process has ended (Linux: no
+/// `/proc/PID`; elsewhere nothing is removed).
+fn remove_ended_copies(dir: &Path) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("pcd-addon-"))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid.to_string()).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Cargo's target folder: `CARGO_TARGET_DIR`, else `target/` in the repository.
