@@ -43,6 +43,7 @@ type Session = {
 	decided(job: number, answersJson: string, active: string[]): string;
 	decisionModel(): string[];
 	answerHttp(requests: string[]): Promise<string>;
+	answerSemantic(job: number): Promise<string>;
 	decisionTest(): string;
 	testDecided(job: number, answersJson: string): string;
 	status(): string;
@@ -58,7 +59,7 @@ type Session = {
 	tabClose(): void;
 };
 type CallResult = { block?: string; effects?: string; refresh: boolean; pending?: string };
-type Job = { type: "decide"; job: number; instructions: string; requests: string[] };
+type Job = { type: "decide"; job: number; semantic?: boolean; instructions: string; requests: string[] };
 type Effect =
 	| { type: "setActiveTools"; names: string[] }
 	| { type: "appendEntry"; customType: string; data: unknown }
@@ -353,8 +354,10 @@ export default function piContextDecisions(pi: any) {
 				}
 			}
 			try {
-				const answers = await answer(job, ctx);
-				const notice = apply(session!.decided(job.job, JSON.stringify(answers), activeTools()), ctx).notice;
+				// A semantic job (the embedded scorer with sentence embeddings) is answered by the
+				// addon off the event loop, within its bound; any other by the decision model.
+				const answers = job.semantic ? await session!.answerSemantic(job.job) : JSON.stringify(await answer(job, ctx));
+				const notice = apply(session!.decided(job.job, answers, activeTools()), ctx).notice;
 				showFooter(ctx);
 				return notice;
 			} finally {

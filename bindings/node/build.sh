@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the addon from source with cargo and puts it where the extension loads it:
 # bindings/node/pcd_node.node. Usage: build.sh [--debug]
+# The addon includes the semantic model's inference (candle) through pcd-node's default `semantic`
+# feature; the weights are not part of it (see docs/user-guide.md, "The semantic signal").
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"

@@ -92,7 +92,8 @@ pub fn program() -> PathBuf {
 /// process has mapped would crash it. The copy is named after the build (its size and time), in
 /// `target/pcd-addon-copies/`, and never overwritten: test processes share it, and a new build
 /// gets a new copy, instead of every test process leaving a copy of its own in the temporary
-/// folder.
+/// folder. Copies of other builds more than an hour old are removed (with the semantic model a
+/// debug addon is about 240 MB).
 pub fn addon() -> PathBuf {
     static ADDON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     ADDON
@@ -109,6 +110,7 @@ pub fn addon() -> PathBuf {
             let dir = target_dir()
                 .join("pcd-addon-copies")
                 .join(format!("{}-{built}", meta.len()));
+            remove_old_copies(&dir);
             let copy = dir.join("pcd_node.node");
             if !copy.exists() {
                 std::fs::create_dir_all(&dir).unwrap();
@@ -121,6 +123,30 @@ pub fn addon() -> PathBuf {
             copy
         })
         .clone()
+}
+
+/// Removes the copies of other builds than `keep`'s that were made more than an hour ago (a
+/// test process of an older build still running after an hour is not expected).
+fn remove_old_copies(keep: &Path) {
+    let Some(parent) = keep.parent() else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    let hour = std::time::Duration::from_secs(3600);
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > hour);
+        if path != keep && old {
+            let _ = std::fs::remove_dir_all(path);
+        }
+    }
 }
 
 /// Cargo's target folder: `CARGO_TARGET_DIR`, else `target/` in the repository.
@@ -144,7 +170,9 @@ pub fn temp_dir(name: &str) -> PathBuf {
 /// Runs `script` with Node 22 (`node -e`), asserts it succeeded (showing its stderr when not),
 /// and returns what it printed.
 pub fn node_eval(script: &str) -> Vec<u8> {
+    // Without a model folder the addon scores lexically, which is what these scripts expect.
     let out = Command::new(install("node"))
+        .env_remove("PCD_MODEL_DIR")
         .arg("-e")
         .arg(script)
         .output()
@@ -155,4 +183,28 @@ pub fn node_eval(script: &str) -> Vec<u8> {
         String::from_utf8_lossy(&out.stderr)
     );
     out.stdout
+}
+
+/// The semantic model's folder for the tests that run it: `PCD_MODEL_DIR`, or the one
+/// `cargo xtask fetch-model` installs in the repository's `.cache`. `None` (said on stderr) when
+/// it is not installed, so such a test skips; but when `PCD_REQUIRE_MODEL` is set (as `cargo xtask
+/// ci` sets it) its absence fails the test.
+#[allow(clippy::print_stderr)] // says why the test is skipped
+pub fn model_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("PCD_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(".cache/models/all-minilm-l6-v2"));
+    if dir.join("model.safetensors").is_file() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("PCD_REQUIRE_MODEL").is_none(),
+        "PCD_REQUIRE_MODEL is set but no model is installed at {}: run `cargo xtask fetch-model`",
+        dir.display()
+    );
+    eprintln!(
+        "note: no semantic model at {}; skipped (run `cargo xtask fetch-model` to test it)",
+        dir.display()
+    );
+    None
 }

@@ -23,6 +23,11 @@ fn run(scenario: &str, version: &str) -> Value {
 
 /// Runs the scenario file `path` in Pi `version`, the extension loading its addon from `addon`.
 fn run_file(path: &Path, version: &str, addon: &Path) -> Value {
+    run_file_with(path, version, addon, &[])
+}
+
+/// As `run_file`, with extra environment for Pi's process (the semantic model's folder).
+fn run_file_with(path: &Path, version: &str, addon: &Path, env: &[(&str, &Path)]) -> Value {
     let scenario = path.display();
     let node = installer("node");
     let pi = installer(version);
@@ -32,6 +37,9 @@ fn run_file(path: &Path, version: &str, addon: &Path) -> Value {
         .arg("--pi")
         .arg(pi)
         .env("PI_CONTEXT_DECISIONS_ADDON", addon)
+        // The scenarios expect the lexical scorer unless they are given a model folder.
+        .env_remove("PCD_MODEL_DIR")
+        .envs(env.iter().copied())
         .output()
         .expect("node runs the harness");
     assert!(
@@ -1452,5 +1460,58 @@ fn a_slow_pi_model_decision_shows_the_working_row_and_the_status_inside_pi() {
         let last = statuses.last().copied().unwrap_or_default();
         assert!(first.starts_with("tools 0/"), "{version}: {statuses:?}");
         assert!(last.starts_with("tools 1/"), "{version}: {statuses:?}");
+    }
+}
+
+/// Issue 16 inside a real Pi: with the semantic model installed (its folder in `PCD_MODEL_DIR`),
+/// "Is the preview deployment finished?" makes `deploy_status` available through the semantic
+/// signal (the lexical scorer alone withholds it: `node_addon.rs` shows it on the same texts),
+/// the call runs, the ledger round records it, and `/decisions` says the semantic signal decided.
+/// The bound is raised for the test (`PCD_SEMANTIC_WAIT_MS`), since the model loads at Pi's start
+/// while the first prompt is already waiting.
+#[test]
+fn a_paraphrase_gets_its_tool_through_the_semantic_signal_inside_pi() {
+    let Some(model) = pcd_tests::model_dir() else {
+        return;
+    };
+    for version in VERSIONS {
+        let dir = pcd_tests::temp_dir("e2e-semantic");
+        let cache = dir.join("vectors.bin");
+        let report = run_file_with(
+            &repo().join("tests/e2e/scenarios/semantic.json"),
+            version,
+            &addon(),
+            &[
+                ("PCD_MODEL_DIR", model.as_path()),
+                ("PCD_VECTOR_CACHE", cache.as_path()),
+                ("PCD_SEMANTIC_WAIT_MS", Path::new("30000")),
+            ],
+        );
+        let requests = requests(&report, 1);
+        assert!(!requests.is_empty(), "{version}");
+        // The round runs in before_agent_start: the first request already declares it, and
+        // nothing the round withheld (the rest of the toolbox).
+        assert!(
+            requests[0].contains(&"deploy_status".to_owned())
+                && !requests[0].contains(&"web_fetch".to_owned()),
+            "{version}: {requests:?}"
+        );
+        let results = calls(&report, 1, "deploy_status");
+        assert!(
+            !results.is_empty() && results.iter().all(|(err, _)| !err),
+            "{version}: {results:?}"
+        );
+        let entries = ledger_entries(&report);
+        assert!(
+            entries.iter().any(|e| e["data"]["basis"] == "scored"
+                && e["data"]["tools"]
+                    .as_array()
+                    .is_some_and(|t| t.iter().any(|t| t == "deploy_status"))),
+            "{version}: {entries:?}"
+        );
+        let said = report["steps"][2]["stderr"].as_str().unwrap();
+        assert!(said.contains("(embedded+semantic)"), "{version}: {said}");
+        assert!(cache.is_file(), "{version}: the vectors are cached on disk");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

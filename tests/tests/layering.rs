@@ -1,5 +1,6 @@
 //! The layering rules that a build cannot check by itself: the Node binding reaches the crates
-//! below the facade only through it, and the Node addon is built without the semantic model.
+//! below the facade only through it, and the Node addon is built with the semantic model (its
+//! default `semantic` feature) so rounds inside Pi can use the semantic signal.
 
 use pcd_tests::repo;
 
@@ -53,11 +54,18 @@ fn builds_with(package: &str, dependency: &str) -> bool {
 }
 
 #[test]
-fn the_addon_is_built_without_the_semantic_model() {
-    assert!(!builds_with("pcd-node", "candle-core"));
+fn the_addon_and_the_program_are_built_with_the_semantic_model() {
+    assert!(builds_with("pcd-node", "candle-core"), "the addon has it");
     assert!(
         builds_with("context-decisions", "candle-core"),
         "the program has it"
+    );
+    // It is the addon's own default feature, not something another package happens to turn on.
+    let manifest = std::fs::read_to_string(repo().join("bindings/node/Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains("default = [\"semantic\"]")
+            && manifest.contains("semantic = [\"context-decisions/semantic\"]"),
+        "bindings/node/Cargo.toml"
     );
 }
 

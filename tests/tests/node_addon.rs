@@ -520,3 +520,139 @@ fn the_install_script_builds_the_addon_from_source_with_cargo() {
     );
     std::fs::remove_file(&built).unwrap();
 }
+
+/// Runs a prompt round of the embedded scorer through the addon in Node with the model folder
+/// `model` (and a fresh vector cache): waits until the model is no longer loading and the
+/// candidates' vectors are embedded, then asks "Is the preview deployment finished?" and a
+/// second prompt against `examples/inventory.json`. Returns what Node saw.
+fn semantic_round(model: &std::path::Path, name: &str) -> serde_json::Value {
+    let dir = pcd_tests::temp_dir(name);
+    let agent = dir.join("agent");
+    std::fs::create_dir_all(agent.join("pi-context-decisions")).unwrap();
+    std::fs::write(
+        agent.join("pi-context-decisions/settings.json"),
+        r#"{"tools": {"enabled": true}, "decision": {"provider": "embedded"}}"#,
+    )
+    .unwrap();
+    let script = format!(
+        r#"(async () => {{
+             const a = require({addon:?});
+             const tools = require('fs').readFileSync({example:?}, 'utf8');
+             const names = JSON.parse(tools).filter(t => t.exposure !== 'deferred').map(t => t.name);
+             const started = Date.now();
+             const s = a.PiSession.start(JSON.stringify({{reason: 'startup', nonce: 'n', agentDirEnv: {agent:?}, home: {dir:?}, cwd: {dir:?}}}), '[]');
+             s.boundary(JSON.stringify({{type: 'reconcile'}}), tools, names);
+             const startMs = Date.now() - started;
+             let state;
+             for (;;) {{
+               state = JSON.parse(a.semanticState());
+               if (state.state !== 'loading' && state.warming === 0) break;
+               await new Promise(r => setTimeout(r, 20));
+             }}
+             const warnings = [];
+             const rounds = [];
+             for (const text of ['Is the preview deployment finished?', 'Translate this sentence into German']) {{
+               let effects = JSON.parse(s.boundary(JSON.stringify({{type: 'prompt', text}}), tools, names));
+               const job = effects.find(e => e.type === 'decide');
+               let answer = null;
+               if (job) {{
+                 answer = JSON.parse(await s.answerSemantic(job.job));
+                 effects = effects.concat(JSON.parse(s.decided(job.job, JSON.stringify(answer), names)));
+               }}
+               const added = effects.filter(e => e.type === 'appendEntry').flatMap(e => e.data.tools ?? []);
+               rounds.push({{ job: job ?? null, answer, added, status: s.status() }});
+               warnings.push(...s.takeWarnings());
+             }}
+             process.stdout.write(JSON.stringify({{ state, startMs, rounds, warnings }}));
+           }})();"#,
+        addon = addon(),
+        example = repo().join("examples/inventory.json"),
+        agent = agent,
+        dir = dir,
+    );
+    let out = Command::new(install("node"))
+        .arg("-e")
+        .arg(script)
+        .env("PCD_MODEL_DIR", model)
+        .env("PCD_VECTOR_CACHE", dir.join("vectors.bin"))
+        .env_remove("PCD_SEMANTIC_WAIT_MS")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = serde_json::from_slice(&out.stdout).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    got
+}
+
+/// Issue 16 inside Pi: with the model, a prompt's embedded round is a semantic job answered off
+/// the event loop, the fused scores make available a tool the lexical scorer withholds
+/// (`deploy_status` for a paraphrase), and `/decisions` says which scorer decided. With a
+/// truncated `model.safetensors` every round is lexical, the person is told why once, and
+/// nothing more is made available than the lexical scorer makes available.
+#[test]
+fn the_addon_fuses_the_semantic_signal_and_without_usable_weights_is_lexical() {
+    let Some(model) = pcd_tests::model_dir() else {
+        return;
+    };
+    let fused = semantic_round(&model, "semantic-fused");
+    assert_eq!(fused["state"]["state"], "ready", "{fused}");
+    assert!(fused["warnings"].as_array().unwrap().is_empty(), "{fused}");
+    for round in fused["rounds"].as_array().unwrap() {
+        assert_eq!(round["job"]["semantic"], true, "{round}");
+        assert!(round["answer"]["scores"].is_array(), "{round}");
+        let status = round["status"].as_str().unwrap();
+        assert!(status.contains("(embedded+semantic)"), "{status}");
+    }
+    let first = &fused["rounds"][0]["added"];
+    assert!(
+        first
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "deploy_status"),
+        "the paraphrase gets deploy_status through the semantic signal: {fused}"
+    );
+
+    // A truncated copy of the weights.
+    let broken = pcd_tests::temp_dir("semantic-truncated-model");
+    for entry in std::fs::read_dir(&model).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, broken.join(path.file_name().unwrap())).unwrap();
+    }
+    let weights = std::fs::OpenOptions::new()
+        .write(true)
+        .open(broken.join("model.safetensors"))
+        .unwrap();
+    weights.set_len(1 << 20).unwrap();
+    drop(weights);
+    let lexical = semantic_round(&broken, "semantic-lexical");
+    std::fs::remove_dir_all(&broken).unwrap();
+    assert_eq!(lexical["state"]["state"], "off", "{lexical}");
+    let warnings = lexical["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "said once: {lexical}");
+    let warning = warnings[0].as_str().unwrap();
+    assert!(
+        warning.contains("semantic signal is off") && warning.contains("model.safetensors"),
+        "{warning}"
+    );
+    for round in lexical["rounds"].as_array().unwrap() {
+        assert!(round["job"].is_null(), "scored inline, lexically: {round}");
+        let status = round["status"].as_str().unwrap();
+        assert!(status.contains("lexical only"), "{status}");
+        assert!(status.contains("model.safetensors"), "{status}");
+    }
+    // The first prompt, where the fused scores added deploy_status: lexically it is withheld.
+    let first = &lexical["rounds"][0]["added"];
+    assert!(
+        !first
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "deploy_status"),
+        "{lexical}"
+    );
+}

@@ -54,6 +54,8 @@ fn run_with_env(version: &str, scenario: &str, via: &str, env: &[(&str, &str)]) 
         .arg(&pi)
         .arg("--via")
         .arg(via)
+        // The extension's lexical scorer, as the scenarios expect (no model folder).
+        .env_remove("PCD_MODEL_DIR")
         .envs(env.iter().copied())
         .output()
         .expect("node runs the harness");

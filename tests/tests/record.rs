@@ -176,7 +176,8 @@ impl Live {
                 Effect::AppendEntry(data) => self.append(json!({
                     "type": "custom", "customType": pcd_ledger::CUSTOM_TYPE, "data": data})),
                 Effect::Decide(job) => jobs.push(job.clone()),
-                Effect::Notice(_) | Effect::Warn(_) => {}
+                // No semantic job: nothing here turns the semantic signal on.
+                Effect::Notice(_) | Effect::Warn(_) | Effect::Embed(_) => {}
             }
         }
         jobs

@@ -2391,3 +2391,120 @@ fn off_lists_name_the_allowlists_and_the_footer_counts_available_tools() {
         assert!(!list.contains(tool.as_str()), "{tool} in {list}");
     }
 }
+
+/// Issue 16: with the semantic signal on, a prompt's embedded round is a semantic job that
+/// carries only what decision requests carry (a planted secret never reaches it); answered
+/// without vectors, it records exactly the round the lexical scorer records inline, so nothing
+/// more is granted; answered with fused scores, those decide, and `last_scorer` says which.
+#[test]
+fn a_semantic_round_without_vectors_is_the_lexical_round_and_embeds_only_request_text() {
+    use context_decisions::session::{RoundScorer, SemanticJob};
+    let secret = "sk-live-PLANTED-9c1d";
+    let mut tools = example();
+    let raw = serde_json::to_string(&json!([{
+        "name": "secret_probe",
+        "description": "Search the incidents",
+        "parameters": {"type": "object", "properties": {"token": {"type": "string", "default": secret}}},
+        "annotations": {"title": secret},
+        "namespace": {"name": "mcp__probe", "instructions": secret, "description": "probe"},
+        "sourceInfo": {"path": format!("/home/{secret}/x.ts"), "source": "auto", "scope": "user", "baseDir": format!("/{secret}")}
+    }]))
+    .unwrap();
+    tools.extend(pcd_model::parse_inventory(&raw).unwrap().tools);
+    let start = |semantic: bool| {
+        let mut pi = Pi::start_with(
+            settings(
+                true,
+                DecisionProvider::Embedded,
+                Mode::Tools,
+                Cadence::Prompt,
+            ),
+            ScopedAllowlist::default(),
+            Branch::default(),
+            tools.clone(),
+        );
+        if semantic {
+            pi.session.set_semantic(Ok(()));
+        }
+        pi
+    };
+    let prompt = "Search the incidents and render a bar chart";
+    let entries = |effects: &[Effect]| -> Vec<Value> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::AppendEntry(data) => Some(data.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+
+    let mut lexical = start(false);
+    let inline = lexical.prompt(prompt);
+    assert!(
+        entries(&inline).iter().any(|e| e["basis"] == "scored"),
+        "{inline:?}"
+    );
+    assert_eq!(
+        lexical.session.last_scorer(),
+        Some(&RoundScorer::Lexical(String::new()))
+    );
+
+    let job_of = |effects: &[Effect]| -> SemanticJob {
+        effects
+            .iter()
+            .find_map(|e| match e {
+                Effect::Embed(job) => Some(job.clone()),
+                _ => None,
+            })
+            .expect("a semantic job")
+    };
+    let mut fallback = start(true);
+    let asked = fallback.boundary(BoundaryKind::Prompt {
+        text: Some(prompt.into()),
+    });
+    // Only what the boundary records without scoring comes before the answer.
+    let mut recorded = entries(&asked);
+    assert!(
+        recorded.iter().all(|e| e["basis"] != "scored"),
+        "{recorded:?}"
+    );
+    let job = job_of(&asked);
+    assert!(
+        !format!("{job:?}").contains(secret),
+        "a planted secret leaked"
+    );
+    assert_eq!(job.texts.len(), job.lexical.len() + 1);
+    assert_eq!(job.texts[0], prompt);
+    let active = fallback.active.clone();
+    let done = fallback
+        .session
+        .semantic_decided(job.id, Err("not ready".into()), &active);
+    recorded.extend(entries(&done));
+    assert_eq!(recorded, entries(&inline), "the same round, recorded alike");
+    assert_eq!(
+        fallback.session.last_scorer(),
+        Some(&RoundScorer::Lexical("not ready".into()))
+    );
+
+    // Fused scores decide: every candidate at 0 but one at 0.99.
+    let mut fused = start(true);
+    let job = job_of(&fused.boundary(BoundaryKind::Prompt {
+        text: Some(prompt.into()),
+    }));
+    let pick = job
+        .texts
+        .iter()
+        .skip(1)
+        .position(|t| t.starts_with("notes add"))
+        .expect("notes_add is a candidate");
+    let mut scores = vec![0.0; job.lexical.len()];
+    scores[pick] = 0.99;
+    let active = fused.active.clone();
+    let done = fused.session.semantic_decided(job.id, Ok(scores), &active);
+    let recorded = entries(&done);
+    let scored: Vec<&Value> = recorded.iter().filter(|e| e["basis"] == "scored").collect();
+    assert_eq!(scored.len(), 1, "{done:?}");
+    assert_eq!(scored[0]["tools"], json!(["notes_add"]), "{recorded:?}");
+    assert_eq!(fused.session.last_scorer(), Some(&RoundScorer::Fused));
+}

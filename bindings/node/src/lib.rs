@@ -24,6 +24,8 @@ use napi_derive::napi;
 use serde_json::Value;
 use std::path::PathBuf;
 
+mod semantic;
+
 /// The reason to block with when checking a call failed inside the extension (fail closed).
 #[napi]
 pub fn check_failed_reason() -> String {
@@ -34,6 +36,13 @@ pub fn check_failed_reason() -> String {
 #[napi]
 pub fn not_recorded_reason() -> String {
     context_decisions::binding::not_recorded_reason()
+}
+
+/// The semantic model's state in this process as JSON: `{"state": "loading" | "ready" | "off",
+/// "reason"?, "loadMs"?, "warming"}` (`warming`: background embeddings running).
+#[napi]
+pub fn semantic_state() -> String {
+    semantic::state_json()
 }
 
 /// The working row's text while a decision is in flight (`Deciding Context`).
@@ -131,7 +140,16 @@ pub struct PiSession {
     /// prompt that reads it again; a read with no warning at all re-arms them.
     shown: std::collections::HashSet<String>,
     tab: Option<ToolsDialog>,
+    /// Semantic jobs handed out and not answered yet (`answerSemantic` takes the job's texts).
+    semantic_jobs: std::collections::HashMap<u64, context_decisions::session::SemanticJob>,
+    /// Semantic jobs whose answers `decided` has not had yet.
+    semantic_ids: std::collections::HashSet<u64>,
+    /// This process records its sessions: rounds stay lexical, so a recording replays as it ran.
+    recording: bool,
 }
+
+/// The warning that the semantic model cannot be used is said once per process.
+static SEMANTIC_WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 fn call_event(tool: String, server_kind: u32, server: Option<String>) -> ToolCallEvent {
     ToolCallEvent {
@@ -268,6 +286,7 @@ impl PiSession {
         warnings.extend(origin_warnings);
         // PI_CONTEXT_DECISIONS_RECORD=<file>: record every session of this process.
         let recorder = context_decisions::record::process_recorder(&mut warnings);
+        let recording = recorder.is_some();
         let (inner, started) = Session::start_recording(
             StartEvent {
                 reason,
@@ -284,6 +303,12 @@ impl PiSession {
             Effect::Warn(text) => Some(text),
             _ => None,
         }));
+        // Never waits: the model loads on its own thread, once per process, as soon as a
+        // session uses the embedded scorer with filtering on; rounds before it is ready wait for
+        // it only up to the semantic bound.
+        if inner.wants_semantic() && !recording {
+            semantic::start_loading(&agent_dir);
+        }
         Ok(PiSession {
             inner,
             agent_dir,
@@ -291,6 +316,9 @@ impl PiSession {
             warnings,
             shown: std::collections::HashSet::new(),
             tab: None,
+            semantic_jobs: std::collections::HashMap::new(),
+            semantic_ids: std::collections::HashSet::new(),
+            recording,
         })
     }
 
@@ -335,12 +363,51 @@ impl PiSession {
             Some("reconcile") => BoundaryKind::Reconcile,
             _ => return Err(invalid("unknown boundary kind")),
         };
+        self.sync_semantic();
+        let reconcile = matches!(kind, BoundaryKind::Reconcile);
         let effects = self.inner.boundary(BoundaryEvent {
             kind,
             inventory: inventory(tools_json),
             active,
         });
+        for effect in &effects {
+            if let Effect::Embed(job) = effect {
+                self.semantic_ids.insert(job.id);
+                self.semantic_jobs.insert(job.id, job.clone());
+            }
+        }
+        if reconcile {
+            // The candidates' vectors are embedded ahead of the first prompt, off the event loop.
+            semantic::warm(self.inner.candidate_texts());
+        }
         Ok(effects_json(&effects).to_string())
+    }
+
+    /// Tells the session whether semantic jobs can be answered (the model is loaded or still
+    /// loading, and this process is not recording), and warns once per process when a model
+    /// folder is there but cannot be used.
+    fn sync_semantic(&mut self) {
+        if self.inner.wants_semantic() && !self.recording {
+            semantic::start_loading(&self.agent_dir);
+        }
+        let state = semantic::state();
+        let can = match &state {
+            _ if self.recording => Err(String::new()),
+            Some(semantic::ModelState::Loading | semantic::ModelState::Ready(_)) => Ok(()),
+            Some(semantic::ModelState::Off { reason, .. }) => Err(reason.clone()),
+            None => Err(String::new()),
+        };
+        self.inner.set_semantic(can);
+        if let Some(semantic::ModelState::Off {
+            reason,
+            folder_found: true,
+        }) = state
+        {
+            if !SEMANTIC_WARNED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                self.warnings
+                    .push(context_decisions::binding::semantic_off_warning(&reason));
+            }
+        }
     }
 
     /// The settings or an allowlist were saved (or may have changed): reads the files again.
@@ -406,10 +473,38 @@ impl PiSession {
     /// Pi's active set now. Returns the effects as JSON text.
     #[napi]
     pub fn decided(&mut self, job: u32, answers_json: String, active: Vec<String>) -> String {
+        if self.semantic_ids.remove(&u64::from(job)) {
+            self.semantic_jobs.remove(&u64::from(job));
+            let answer: Value = serde_json::from_str(&answers_json).unwrap_or(Value::Null);
+            let fused = match answer.get("scores").and_then(Value::as_array) {
+                Some(scores) => Ok(scores.iter().filter_map(Value::as_f64).collect()),
+                None => Err(answer
+                    .get("lexical")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned()),
+            };
+            let effects = self.inner.semantic_decided(u64::from(job), fused, &active);
+            return effects_json(&effects).to_string();
+        }
         let effects = self
             .inner
             .decided(u64::from(job), answers(&answers_json), &active);
         effects_json(&effects).to_string()
+    }
+
+    /// Answers a semantic job (a `decide` effect with `"semantic": true`) on libuv's thread
+    /// pool: the prompt and the candidates' texts are embedded (or read from the vector cache)
+    /// off Node's event loop, for at most the semantic bound (250 ms unless
+    /// `PCD_SEMANTIC_WAIT_MS` says otherwise). Resolves to `{"scores": […]}` (fused) or
+    /// `{"lexical": why}`, which goes to `decided` as the job's answers.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn answer_semantic(&mut self, job: u32) -> AsyncTask<semantic::SemanticTask> {
+        AsyncTask::new(semantic::SemanticTask {
+            job: self.semantic_jobs.remove(&u64::from(job)),
+            started: std::time::Instant::now(),
+            bound: semantic::wait_bound(),
+        })
     }
 
     /// `/decisions test`: `{"text": …}` when it is answered at once, or `{"job": {…}}` (a
@@ -538,12 +633,21 @@ impl PiSession {
     pub fn status(&mut self) -> String {
         self.settings_changed();
         let settings = self.inner.settings();
-        context_decisions::binding::decisions_status(
+        let mut text = context_decisions::binding::decisions_status(
             &settings.tools,
             &settings.decision,
             &self.inner.allowlists().project,
             self.inner.last_round(),
-        )
+        );
+        if let Some(scorer) = self.inner.last_scorer() {
+            let (fused, reason) = match scorer {
+                context_decisions::session::RoundScorer::Fused => (true, ""),
+                context_decisions::session::RoundScorer::Lexical(why) => (false, why.as_str()),
+            };
+            text.push('\n');
+            text.push_str(&context_decisions::binding::last_scorer_text(fused, reason));
+        }
+        text
     }
 
     /// Opens the `/decisions` dialog on its Tools tab (Tab switches to Advanced): reads the files

@@ -53,4 +53,8 @@ pub mod binding {
         decisions_usage, list_command_usage, not_recorded_reason, ListCommand, DECIDING_CONTEXT,
         DECISIONS_COMMAND_DESCRIPTION, EXPORT_USAGE,
     };
+    pub use pcd_ui_text::{
+        last_scorer_text, semantic_not_ready, semantic_off_warning, SEMANTIC_LOADING,
+        SEMANTIC_PROMPT_FAILED, SEMANTIC_WAIT_MS,
+    };
 }

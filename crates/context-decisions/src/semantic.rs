@@ -99,12 +99,18 @@ mod real {
 
     impl Semantic {
         /// Loads the model from the first of `dirs` that holds one, or says why none could be
-        /// used (the last problem met, naming the file and what was wrong).
+        /// used: the first folder that is there but unusable (naming the file and what was
+        /// wrong), else the first folder looked for (the most specific: `--model-dir`,
+        /// `PCD_MODEL_DIR`, or the agent folder's, where a Pi user installs it).
         pub fn load(dirs: &[PathBuf]) -> Result<Semantic, String> {
             let mut problem = String::from("no model folder to look in");
+            let (mut unusable, mut missing) = (false, false);
             for dir in dirs {
                 if !dir.exists() {
-                    problem = pcd_ui_text::semantic_model_missing(&dir.display().to_string());
+                    if !unusable && !missing {
+                        missing = true;
+                        problem = pcd_ui_text::semantic_model_missing(&dir.display().to_string());
+                    }
                     continue;
                 }
                 match MiniLm::load(dir) {
@@ -119,12 +125,14 @@ mod real {
                         });
                         return Ok(Semantic { model, cache });
                     }
-                    Err(e) => {
+                    Err(e) if !unusable => {
+                        unusable = true;
                         problem = pcd_ui_text::semantic_model_unusable(
                             &dir.display().to_string(),
                             &e.to_string(),
                         )
                     }
+                    Err(_) => {}
                 }
             }
             Err(problem)
@@ -144,6 +152,11 @@ mod real {
                 }
             }
             Some(v)
+        }
+
+        /// The vector of `text` when the cache already holds it; never runs the model.
+        pub fn cached(&self, text: &str) -> Option<Vec<f32>> {
+            self.cache.as_ref()?.lock().ok()?.get(text)
         }
 
         /// Writes what was added to the cache (a failure only costs time next run).
@@ -175,6 +188,11 @@ mod real {
 
         /// Never called: there is no model.
         pub fn vector(&self, _text: &str) -> Option<Vec<f32>> {
+            None
+        }
+
+        /// Never called: there is no cache.
+        pub fn cached(&self, _text: &str) -> Option<Vec<f32>> {
             None
         }
 

@@ -22,11 +22,13 @@
 mod active;
 mod boundaries;
 mod calls;
+mod embedding;
 mod events;
 mod jobs;
 mod ownership;
 mod rounds;
 
+pub use embedding::{RoundScorer, SemanticJob};
 pub use events::*;
 
 use pcd_gate::{
@@ -101,6 +103,7 @@ pub struct Session {
     unrecordable_reported: HashSet<String>,
     /// Where the events fed to this session are recorded, when recording is on.
     recorder: Option<crate::record::SharedRecorder>,
+    embedding: embedding::Embedding,
 }
 
 const PROBE_PROMPT: &str = "What will the weather be in Lisbon tomorrow?";
@@ -210,6 +213,7 @@ impl Session {
             findings: Vec::new(),
             unrecordable_reported: HashSet::new(),
             recorder: None,
+            embedding: embedding::Embedding::default(),
         };
         session.classifier = Classifier::with_mcp_origins(
             event

@@ -226,7 +226,7 @@ impl Sim {
                     "customType": pcd_ledger::CUSTOM_TYPE,
                     "data": data,
                 })),
-                Effect::Notice(_) | Effect::Warn(_) | Effect::Decide(_) => {}
+                Effect::Notice(_) | Effect::Warn(_) | Effect::Decide(_) | Effect::Embed(_) => {}
             }
         }
     }

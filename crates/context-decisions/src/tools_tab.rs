@@ -141,7 +141,11 @@ impl ToolsDialog {
             &project_lists(session),
             rows,
         )
-        .with_last_round(session.last_round());
+        .with_last_round(session.last_round())
+        .with_scorer(session.last_scorer().map(|s| match s {
+            crate::session::RoundScorer::Fused => (true, String::new()),
+            crate::session::RoundScorer::Lexical(why) => (false, why.clone()),
+        }));
         let prompt = entries
             .and_then(latest_user_text)
             .or_else(|| session.latest_task_text().map(str::to_owned));

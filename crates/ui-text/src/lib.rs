@@ -118,8 +118,10 @@ pub use rounds::{
     round_problem_code, RoundProblem,
 };
 pub use semantic::{
-    scorer_comparison, scorer_line, semantic_model_missing, semantic_model_unusable, semantic_note,
-    ScorerComparisonRow, LEXICAL_ASKED, SEMANTIC_NOT_BUILT, SEMANTIC_PROMPT_FAILED,
+    last_scorer_text, scorer_comparison, scorer_line, semantic_model_missing,
+    semantic_model_unusable, semantic_not_ready, semantic_note, semantic_off_warning,
+    ScorerComparisonRow, LEXICAL_ASKED, SEMANTIC_LOADING, SEMANTIC_NOT_BUILT,
+    SEMANTIC_PROMPT_FAILED, SEMANTIC_WAIT_MS,
 };
 pub use settings_tab::{
     advanced_tab, advanced_tab_notes, advanced_tool_limits, cadence_text, mode_text, provider_text,

@@ -33,6 +33,41 @@ pub fn semantic_model_unusable(dir: &str, reason: &str) -> String {
     )
 }
 
+/// How long a round inside Pi waits for its vectors before it is scored lexically.
+pub const SEMANTIC_WAIT_MS: u64 = 250;
+
+/// The vectors of a round were not ready within [`SEMANTIC_WAIT_MS`].
+pub fn semantic_not_ready(waited_ms: u64) -> String {
+    format!("the vectors were not ready within {waited_ms} ms; this round was scored lexically")
+}
+
+/// The model is still loading when a round needs it.
+pub const SEMANTIC_LOADING: &str =
+    "the semantic model was still loading; this round was scored lexically";
+
+/// The warning said once per process inside Pi when the model cannot be used: `reason` is one
+/// of [`semantic_model_unusable`]'s or [`semantic_model_missing`]'s sentences.
+pub fn semantic_off_warning(reason: &str) -> String {
+    format!(
+        "pi-context-decisions: the semantic signal is off, decisions use the lexical scorer alone: {}",
+        display_safe(reason)
+    )
+}
+
+/// The line `/decisions` shows about which scorer decided the latest embedded round: the
+/// semantic signal fused with the lexical scorer, or the lexical scorer alone and why.
+pub fn last_scorer_text(fused: bool, reason: &str) -> String {
+    match (fused, reason.is_empty()) {
+        (true, _) => "Scored by: the embedded scorer with the semantic signal (embedded+semantic)."
+            .to_owned(),
+        (false, true) => "Scored by: the embedded scorer, lexical only.".to_owned(),
+        (false, false) => format!(
+            "Scored by: the embedded scorer, lexical only: {}.",
+            display_safe(reason)
+        ),
+    }
+}
+
 /// `pick`'s last line when the semantic signal was not used: why.
 pub fn semantic_note(reason: &str) -> String {
     format!("semantic signal: not used: {}\n", display_safe(reason))

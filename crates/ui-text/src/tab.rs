@@ -157,6 +157,9 @@ pub struct ToolsTab {
     status: Option<String>,
     /// The latest decision round's outcome, shown on the Tools page.
     last_round: Option<crate::commands::LastRound>,
+    /// Which scorer decided the latest embedded round (`None`: no such round), and why it was
+    /// lexical when it was.
+    scorer: Option<(bool, String)>,
     /// An open prompt (the threshold's input, the model picker) and why the last value was
     /// refused.
     prompt: Option<(PromptKind, Option<String>)>,
@@ -245,8 +248,16 @@ impl ToolsTab {
             serial: 0,
             status: None,
             last_round: None,
+            scorer: None,
             prompt: None,
         }
+    }
+
+    /// The tab showing which scorer decided the latest embedded round (`fused`: with the
+    /// semantic signal; otherwise lexical, for `reason`), under the last round's outcome.
+    pub fn with_scorer(mut self, scorer: Option<(bool, String)>) -> ToolsTab {
+        self.scorer = scorer;
+        self
     }
 
     /// The tab showing the latest decision round's outcome (as `/decisions` without a terminal
@@ -588,6 +599,9 @@ impl ToolsTab {
                 advanced_tab_notes(&self.decision),
             ),
         };
+        if let (Page::Tools, Some((fused, reason))) = (self.page, &self.scorer) {
+            notes.insert(0, crate::semantic::last_scorer_text(*fused, reason));
+        }
         if let (Page::Tools, Some(last)) = (self.page, self.last_round) {
             notes.insert(0, crate::commands::last_round_text(last));
         }
@@ -821,6 +835,17 @@ mod tests {
         );
         shown.handle_key(Key::Tab);
         assert!(!shown.render(100, 40).join("\n").contains("Last decision"));
+    }
+
+    #[test]
+    fn the_tools_page_says_which_scorer_decided() {
+        assert!(!tab().render(100, 40).join("\n").contains("Scored by"));
+        let fused = tab().with_scorer(Some((true, String::new())));
+        let text = fused.render(100, 40).join("\n");
+        assert!(text.contains("(embedded+semantic)"), "{text}");
+        let lexical = tab().with_scorer(Some((false, "no model".into())));
+        let text = lexical.render(100, 40).join("\n");
+        assert!(text.contains("lexical only: no model."), "{text}");
     }
 
     fn tab() -> ToolsTab {

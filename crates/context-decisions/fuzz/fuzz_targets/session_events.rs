@@ -398,7 +398,8 @@ impl Host {
                     n += 1;
                 }
                 Effect::Decide(job) => self.jobs.push(job),
-                Effect::Notice(_) | Effect::Warn(_) => {}
+                // No semantic job: the fuzzed sessions never turn the semantic signal on.
+                Effect::Notice(_) | Effect::Warn(_) | Effect::Embed(_) => {}
             }
         }
         if failed {

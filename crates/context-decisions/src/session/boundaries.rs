@@ -309,7 +309,13 @@ impl Session {
             return;
         };
         let scores = match decision.provider {
+            DecisionProvider::Embedded if self.semantic_on() => {
+                // The host embeds off its event loop and hands the scores to `semantic_decided`.
+                self.start_semantic_job(id, boundary, set, &text, effects);
+                return;
+            }
             DecisionProvider::Embedded => {
+                self.scored_lexically_inline();
                 let tools = self.inventory.as_deref().unwrap_or_default();
                 rounds::embedded_scores(tools, &set.candidates, &text)
             }

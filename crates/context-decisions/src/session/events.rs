@@ -107,6 +107,11 @@ pub enum Effect {
     /// progress row (`Deciding Context`) until it settles, and hand the answers to
     /// [`Session::decided`].
     Decide(DecisionJob),
+    /// Score this round with the semantic signal off the event loop (the working row shows
+    /// meanwhile) and hand the fused scores, or why there are none, to
+    /// [`Session::semantic_decided`]. As JSON it is a `decide` effect with `"semantic": true`
+    /// and no requests (the texts stay in the host).
+    Embed(super::SemanticJob),
 }
 
 /// Decision requests the host answers with a model outside the Session. Each request is one
@@ -201,6 +206,13 @@ impl Effect {
                 "job": job.id,
                 "instructions": job.instructions,
                 "requests": job.requests,
+            }),
+            Effect::Embed(job) => serde_json::json!({
+                "type": "decide",
+                "job": job.id,
+                "semantic": true,
+                "instructions": "",
+                "requests": [],
             }),
         }
     }

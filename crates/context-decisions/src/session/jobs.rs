@@ -70,14 +70,24 @@ impl Session {
         answers: Vec<Answer>,
         active: &[String],
     ) -> Vec<Effect> {
-        let mut effects = Vec::new();
         let Some(pending) = self.jobs.remove(&job) else {
-            return effects;
+            return Vec::new();
         };
+        let scores = collect_scores(&pending, answers);
+        self.finish_job(pending, scores, active)
+    }
+
+    /// Finishes a job's round with its scores (or its failure): commits it, or reports why not.
+    pub(super) fn finish_job(
+        &mut self,
+        pending: PendingJob,
+        scores: Result<Vec<Option<f64>>, RoundFailure>,
+        active: &[String],
+    ) -> Vec<Effect> {
+        let mut effects = Vec::new();
         if let Some((candidate, _)) = &pending.lazy {
             self.lazy_jobs.remove(candidate);
         }
-        let scores = collect_scores(&pending, answers);
         let decision = self.settings.decision.clone();
         let cap = rounds::cap(
             pending.mode,

@@ -1,0 +1,206 @@
+//! The embedded scorer's semantic rounds: when the host says the sentence-embedding model is
+//! loaded (or loading), a prompt boundary scored by the embedded scorer becomes a job like an
+//! HTTP model's ([`Effect::Embed`]): the host embeds the prompt and the candidates' texts off its
+//! event loop, within its own bound, fuses the cosines with the lexical scores the job carries
+//! ([`SemanticJob::scores`], pure) and hands the scores back through
+//! [`Session::semantic_decided`]. Without vectors the round keeps the lexical scores computed when
+//! it started, so a round is always scored by one scorer. No I/O and no model here.
+
+use super::*;
+use pcd_picker::semantic::{self, FusedCalibration};
+
+/// A round the embedded scorer scores with the semantic signal, as the host receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SemanticJob {
+    /// The job, for [`Session::semantic_decided`].
+    pub id: u64,
+    /// What is embedded: the prompt first, then each candidate's text (only what its decision
+    /// request carries, [`semantic::candidate_text`]), in candidate order.
+    pub texts: Vec<String>,
+    /// The lexical scorer's score of each candidate, in candidate order.
+    pub lexical: Vec<f64>,
+    /// Whether the prompt names a file (an input of the fused calibration).
+    pub names_a_file: bool,
+}
+
+impl SemanticJob {
+    /// The fused scores given the vectors of [`SemanticJob::texts`] (in the same order), or
+    /// `None` when they are not all there (the round is then lexical). Pure: the same job and
+    /// the same vectors always give the same scores.
+    pub fn scores(&self, vectors: &[Vec<f32>]) -> Option<Vec<f64>> {
+        if vectors.len() != self.texts.len() || vectors.is_empty() {
+            return None;
+        }
+        let prompt = &vectors[0];
+        let cosines: Vec<f64> = vectors[1..]
+            .iter()
+            .map(|v| semantic::cosine(prompt, v))
+            .collect();
+        Some(semantic::fused_scores(
+            &self.lexical,
+            &cosines,
+            self.names_a_file,
+            &FusedCalibration::default(),
+        ))
+    }
+}
+
+/// Which scorer decided the latest round the embedded scorer scored in this session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RoundScorer {
+    /// Sentence embeddings fused with the lexical scorer.
+    Fused,
+    /// The lexical scorer alone, and why (empty: the model was never asked for).
+    Lexical(String),
+}
+
+/// The Session's part of the semantic signal.
+#[derive(Debug, Default)]
+pub(super) struct Embedding {
+    /// The host can answer semantic jobs (the model is loaded or loading).
+    on: bool,
+    /// Why it cannot, when it said so (empty: it never said).
+    off_reason: String,
+    /// The lexical scores of the semantic jobs handed out and not answered yet.
+    pending: HashMap<u64, Vec<f64>>,
+    /// Which scorer decided the latest embedded round.
+    last: Option<RoundScorer>,
+}
+
+impl Session {
+    /// The host says whether it can answer semantic jobs (`Ok`: its model is loaded or
+    /// loading) or why not (`Err`, shown by `/decisions` after a lexical round). Off by default:
+    /// the embedded scorer then scores every round lexically, inline.
+    pub fn set_semantic(&mut self, can: Result<(), String>) {
+        self.embedding.on = can.is_ok();
+        self.embedding.off_reason = can.err().unwrap_or_default();
+    }
+
+    /// A prompt boundary's embedded round was scored lexically, inline: remembers why.
+    pub(super) fn scored_lexically_inline(&mut self) {
+        self.embedding.last = Some(RoundScorer::Lexical(self.embedding.off_reason.clone()));
+    }
+
+    /// Whether the semantic signal could be used now: tool filtering is on and the embedded
+    /// scorer decides (the host loads the model only then).
+    pub fn wants_semantic(&self) -> bool {
+        self.filtering_on() && self.settings.decision.provider == DecisionProvider::Embedded
+    }
+
+    /// Which scorer decided the latest round the embedded scorer scored, if any.
+    pub fn last_scorer(&self) -> Option<&RoundScorer> {
+        self.embedding.last.as_ref()
+    }
+
+    /// The texts the semantic signal would embed for the current inventory's candidates (only
+    /// what their decision requests carry), so the host can embed them ahead of the first
+    /// prompt, off its event loop. Empty unless the embedded scorer decides and the host said
+    /// it can answer semantic jobs.
+    pub fn candidate_texts(&self) -> Vec<String> {
+        if !self.embedding.on || self.settings.decision.provider != DecisionProvider::Embedded {
+            return Vec::new();
+        }
+        self.candidate_set().map_or_else(Vec::new, |set| {
+            set.candidates
+                .iter()
+                .map(semantic::candidate_text)
+                .collect()
+        })
+    }
+
+    /// Whether a prompt boundary's embedded round goes to the host as a semantic job.
+    pub(super) fn semantic_on(&self) -> bool {
+        self.embedding.on
+    }
+
+    /// Hands an embedded round to the host as a semantic job: the lexical scores are computed now
+    /// (they are the round's scores when no vectors come back), the round waits under the
+    /// current generation like an HTTP model's.
+    pub(super) fn start_semantic_job(
+        &mut self,
+        round_id: String,
+        boundary: Boundary,
+        set: CandidateSet,
+        text: &str,
+        effects: &mut Vec<Effect>,
+    ) {
+        let tools = self.inventory.as_deref().unwrap_or_default();
+        let lexical = rounds::embedded_scores(tools, &set.candidates, text);
+        let mut texts = Vec::with_capacity(set.candidates.len() + 1);
+        texts.push(text.to_owned());
+        texts.extend(set.candidates.iter().map(semantic::candidate_text));
+        let first_prompt = (boundary == Boundary::InitialPrompt).then(|| text.to_owned());
+        self.next_job += 1;
+        let id = self.next_job;
+        self.jobs.insert(
+            id,
+            PendingJob {
+                round_id,
+                generation: self.generation,
+                mode: self.settings.tools.mode,
+                boundary,
+                set,
+                requests: Vec::new(),
+                first_prompt,
+                lazy: None,
+            },
+        );
+        self.embedding.pending.insert(id, lexical.clone());
+        effects.push(Effect::Embed(SemanticJob {
+            id,
+            texts,
+            lexical,
+            names_a_file: pcd_picker::embedded::names_a_file(text),
+        }));
+    }
+
+    /// The host's answer to a [`SemanticJob`]: the fused scores (one per candidate), or `Err`
+    /// with why the round is scored lexically (the vectors were not ready within the bound, the
+    /// model could not be used). Finishes the round as [`Session::decided`] does; an unknown job
+    /// changes nothing. Scores of the wrong length, or not numbers in `[0, 1]`, count as no
+    /// vectors: the lexical scores decide.
+    pub fn semantic_decided(
+        &mut self,
+        job: u64,
+        fused: Result<Vec<f64>, String>,
+        active: &[String],
+    ) -> Vec<Effect> {
+        let Some(lexical) = self.embedding.pending.remove(&job) else {
+            return Vec::new();
+        };
+        let valid = |s: &Vec<f64>| {
+            s.len() == lexical.len() && s.iter().all(|x| x.is_finite() && (0.0..=1.0).contains(x))
+        };
+        let (scores, scorer) = match fused {
+            Ok(scores) if valid(&scores) => (scores, RoundScorer::Fused),
+            Ok(_) => (lexical, RoundScorer::Lexical(String::new())),
+            Err(why) => (lexical, RoundScorer::Lexical(why)),
+        };
+        self.embedding.last = Some(scorer);
+        let Some(pending) = self.jobs.remove(&job) else {
+            return Vec::new();
+        };
+        self.finish_job(pending, Ok(scores.into_iter().map(Some).collect()), active)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_job_and_vectors_give_the_same_scores_and_missing_vectors_give_none() {
+        let job = SemanticJob {
+            id: 1,
+            texts: vec!["p".into(), "a".into(), "b".into()],
+            lexical: vec![0.2, 0.0],
+            names_a_file: false,
+        };
+        let vectors = vec![vec![1.0, 0.0], vec![0.0, 1.0], vec![1.0, 0.0]];
+        let once = job.scores(&vectors).unwrap();
+        assert_eq!(once, job.scores(&vectors).unwrap());
+        // The candidate whose vector is the prompt's ranks first, whatever the lexical score.
+        assert!(once[1] > once[0], "{once:?}");
+        assert_eq!(job.scores(&vectors[..2]), None);
+    }
+}
