@@ -598,7 +598,9 @@ export default function piContextDecisions(pi: any) {
 					// The person's own inventory to a new file they name, for the program.
 					const name = words[2];
 					const file = name === undefined ? undefined : resolve(ctx?.cwd ?? process.cwd(), name);
-					text = session.exportTools(file === undefined ? undefined : readTools(), file);
+					// Off means off: Pi's registry is read only while filtering is on (the addon
+					// then says why nothing was written).
+					text = session.exportTools(file === undefined ? undefined : toolsForCommand(), file);
 				} else if (what === "test" && words.length === 1) {
 					// Idle-time call: no working row; the result is reported when it returns.
 					const probe = JSON.parse(session.decisionTest());

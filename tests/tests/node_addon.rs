@@ -434,18 +434,27 @@ fn unknown_words_are_named_and_tab_offers_the_commands() {
 }
 
 /// Issue 19: `/decisions tools export FILE` writes the person's own inventory to a new file that
-/// `context-decisions pick` reads; it never overwrites a file; without a file it says how.
+/// `context-decisions pick` reads; it never overwrites a file; without a file it says how; while
+/// filtering is off (Pi's registry is not read then) it writes nothing and says why.
 #[test]
 fn the_inventory_exports_to_a_new_file_the_program_reads() {
     let dir = std::env::temp_dir().join(format!("pcd-addon-export-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("agent")).unwrap();
     let agent = dir.join("agent");
     let file = dir.join("tools.json");
+    let off_file = dir.join("off.json");
+    let settings = agent.join("pi-context-decisions/settings.json");
     let script = format!(
         r#"const a = require({addon:?});
-           const tools = require('fs').readFileSync({example:?}, 'utf8');
-           const s = a.PiSession.start(JSON.stringify({{reason: 'startup', nonce: 'n', agentDirEnv: {agent:?}, home: {dir:?}, cwd: {dir:?}, trusted: false}}), '[]');
+           const fs = require('fs');
+           const tools = fs.readFileSync({example:?}, 'utf8');
+           const start = () => a.PiSession.start(JSON.stringify({{reason: 'startup', nonce: 'n', agentDirEnv: {agent:?}, home: {dir:?}, cwd: {dir:?}, trusted: false}}), '[]');
+           const off = start().exportTools(tools, {off_file:?});
+           fs.mkdirSync(require('path').dirname({settings:?}), {{recursive: true}});
+           fs.writeFileSync({settings:?}, '{{"tools": {{"enabled": true}}}}');
+           const s = start();
            process.stdout.write(JSON.stringify({{
+             off,
              first: s.exportTools(tools, {file:?}),
              again: s.exportTools(tools, {file:?}),
              usage: s.exportTools(undefined, undefined),
@@ -454,6 +463,9 @@ fn the_inventory_exports_to_a_new_file_the_program_reads() {
         example = repo().join("examples/inventory.json"),
     );
     let got: serde_json::Value = serde_json::from_slice(&pcd_tests::node_eval(&script)).unwrap();
+    let off = got["off"].as_str().unwrap();
+    assert!(off.contains("tool filtering is off"), "{off}");
+    assert!(!off_file.exists(), "nothing is written while filtering is off");
     let first = got["first"].as_str().unwrap();
     assert!(first.starts_with("Wrote 36 tools"), "{first}");
     assert!(

@@ -586,10 +586,21 @@ impl PiSession {
     #[napi]
     pub fn export_tools(&self, tools_json: Option<String>, file: Option<String>) -> String {
         match (tools_json, file.filter(|f| !f.is_empty())) {
+            // Off means off: the registry is not read, so nothing is written.
+            (_, Some(file)) if !self.inner.filtering_on() => {
+                context_decisions::binding::tools_export_failed(
+                    &file,
+                    context_decisions::binding::EXPORT_FILTERING_OFF,
+                )
+            }
             (Some(json), Some(file)) => {
                 context_decisions::inventory::export_inventory(&json, std::path::Path::new(&file))
             }
-            _ => context_decisions::binding::EXPORT_USAGE.to_owned(),
+            (None, Some(file)) => context_decisions::binding::tools_export_failed(
+                &file,
+                context_decisions::binding::EXPORT_REGISTRY_UNREADABLE,
+            ),
+            (_, None) => context_decisions::binding::EXPORT_USAGE.to_owned(),
         }
     }
 

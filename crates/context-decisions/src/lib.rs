@@ -57,4 +57,5 @@ pub mod binding {
         last_scorer_text, semantic_not_ready, semantic_off_warning, SEMANTIC_LOADING,
         SEMANTIC_PROMPT_FAILED, SEMANTIC_WAIT_MS,
     };
+    pub use pcd_ui_text::{tools_export_failed, EXPORT_FILTERING_OFF, EXPORT_REGISTRY_UNREADABLE};
 }

@@ -69,6 +69,11 @@ pub const EXPORT_REGISTRY_UNREADABLE: &str = "Pi's registry could not be read";
 /// The reason for [`tools_export_failed`] when the file exists: nothing is overwritten.
 pub const EXPORT_FILE_EXISTS: &str = "the file exists (choose a new name; nothing is overwritten)";
 
+/// The reason for [`tools_export_failed`] while tool filtering is off: off means Pi's registry
+/// is not read, so there is nothing to write.
+pub const EXPORT_FILTERING_OFF: &str =
+    "tool filtering is off, and while it is off Pi's registry is not read (switch it on in /decisions first)";
+
 /// `/decisions tools export` without a file name.
 pub const EXPORT_USAGE: &str =
     "`/decisions tools export FILE` writes Pi's tool inventory to FILE (a new file, relative to \

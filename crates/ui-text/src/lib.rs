@@ -80,8 +80,8 @@ pub use commands::{
     check_failed_reason, decision_test, decisions_completions, decisions_status, decisions_unknown,
     decisions_usage, last_round_text, list_command_usage, list_while_off, not_recorded_reason,
     tools_export_failed, tools_exported, DecisionTest, LastRound, ListCommand, ProbeScores,
-    DECISIONS_COMMAND_DESCRIPTION, EXPORT_FILE_EXISTS, EXPORT_REGISTRY_UNREADABLE, EXPORT_USAGE,
-    MAX_STATUS_ENTRIES,
+    DECISIONS_COMMAND_DESCRIPTION, EXPORT_FILE_EXISTS, EXPORT_FILTERING_OFF,
+    EXPORT_REGISTRY_UNREADABLE, EXPORT_USAGE, MAX_STATUS_ENTRIES,
 };
 pub use display::display_safe;
 pub use editor::{AllowlistEditor, CursorTarget, EditorKind, EditorOutcome, Key};
