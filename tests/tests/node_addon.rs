@@ -465,7 +465,10 @@ fn the_inventory_exports_to_a_new_file_the_program_reads() {
     let got: serde_json::Value = serde_json::from_slice(&pcd_tests::node_eval(&script)).unwrap();
     let off = got["off"].as_str().unwrap();
     assert!(off.contains("tool filtering is off"), "{off}");
-    assert!(!off_file.exists(), "nothing is written while filtering is off");
+    assert!(
+        !off_file.exists(),
+        "nothing is written while filtering is off"
+    );
     let first = got["first"].as_str().unwrap();
     assert!(first.starts_with("Wrote 36 tools"), "{first}");
     assert!(

@@ -242,6 +242,32 @@ impl Task for HttpJob {
     }
 }
 
+impl PiSession {
+    /// One step of the open dialog (`go`), as the JSON `tabInput` and `tabAction` return:
+    /// `{"close": bool, "job": decide effect | null}`; a closing step closes the dialog.
+    fn tab_step(
+        &mut self,
+        go: impl FnOnce(
+            &mut ToolsDialog,
+            &mut Session,
+            &mut Vec<String>,
+        ) -> context_decisions::tools_tab::DialogStep,
+    ) -> String {
+        let Some(tab) = &mut self.tab else {
+            return serde_json::json!({"close": true, "job": null}).to_string();
+        };
+        let step = go(tab, &mut self.inner, &mut self.warnings);
+        if step.close {
+            self.tab = None;
+        }
+        serde_json::json!({
+            "close": step.close,
+            "job": step.job.map(|job| Effect::Decide(job).to_json()),
+        })
+        .to_string()
+    }
+}
+
 #[napi]
 impl PiSession {
     /// Starts a session from `session_start`: `{reason, nonce, agentDirEnv, home, cwd, trusted,
@@ -716,18 +742,7 @@ impl PiSession {
     /// session re-reads them.
     #[napi]
     pub fn tab_input(&mut self, data: String) -> String {
-        let Some(tab) = &mut self.tab else {
-            return serde_json::json!({"close": true, "job": null}).to_string();
-        };
-        let step = tab.input(&mut self.inner, &data, &mut self.warnings);
-        if step.close {
-            self.tab = None;
-        }
-        serde_json::json!({
-            "close": step.close,
-            "job": step.job.map(|job| Effect::Decide(job).to_json()),
-        })
-        .to_string()
+        self.tab_step(|tab, session, warnings| tab.input(session, &data, warnings))
     }
 
     /// The open dialog as data for the extension to lay out with Pi's components (JSON text, see
@@ -751,18 +766,7 @@ impl PiSession {
     /// `tabInput` returns.
     #[napi]
     pub fn tab_action(&mut self, name: String) -> String {
-        let Some(tab) = &mut self.tab else {
-            return serde_json::json!({"close": true, "job": null}).to_string();
-        };
-        let step = tab.action(&mut self.inner, &name, &mut self.warnings);
-        if step.close {
-            self.tab = None;
-        }
-        serde_json::json!({
-            "close": step.close,
-            "job": step.job.map(|job| Effect::Decide(job).to_json()),
-        })
-        .to_string()
+        self.tab_step(|tab, session, warnings| tab.action(session, &name, warnings))
     }
 
     /// What the open prompt submitted: the threshold typed, or the model chosen from Pi's
