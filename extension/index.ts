@@ -14,7 +14,7 @@ const CUSTOM_TYPE = "context-decisions-tools";
 const NOTICE_TYPE = "context-decisions-notice";
 // The only sentence held here: the addon (which holds every other one) could not be loaded.
 const ADDON_MISSING =
-	"pi-context-decisions could not load its native addon, so calls to MCP and extension tools are blocked while tool filtering is on, or while its settings file (pi-context-decisions/settings.json in Pi's agent folder) cannot be read (only tools the project allowlist names then pass). Rebuild the addon (npm install in the extension folder), or fix that file and turn filtering off in it.";
+	"pi-context-decisions could not load its native addon, so calls to MCP and extension tools are blocked while tool filtering is on, or while its settings file (pi-context-decisions/settings.json in Pi's agent folder) cannot be read (only tools the project allowlist names then pass). Reinstall the package with pi install (it brings the prebuilt addon for this platform where there is one, and builds it with cargo otherwise), or fix that file and turn filtering off in it.";
 
 type Addon = {
 	PiSession: { start(eventJson: string, entriesJson?: string): Session };
