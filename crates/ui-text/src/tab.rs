@@ -748,21 +748,7 @@ fn page_lines(
 /// A hint as ui-text's own lines spell it (the fixed default keys; a host with key bindings
 /// spells its own).
 fn hint_text(hint: &Hint) -> String {
-    let keys: Vec<&str> = hint
-        .actions
-        .iter()
-        .map(|a| match a {
-            HintAction::Up => "↑",
-            HintAction::Down => "↓",
-            HintAction::Left => "←",
-            HintAction::Right => "→",
-            HintAction::Confirm => "Enter",
-            HintAction::Cancel => "Esc",
-            HintAction::Tab => "Tab",
-            HintAction::Space => "Space",
-            HintAction::Save => "Ctrl+S",
-        })
-        .collect();
+    let keys: Vec<&str> = hint.actions.iter().map(|a| a.key_name()).collect();
     let arrows = hint.actions.iter().all(|a| {
         matches!(
             a,
