@@ -15,7 +15,8 @@
 //! crate compiled into it (`cargo tree -p pcd-node -e normal,no-proc-macro` on this target),
 //! with version, licence expression and the licence files found in its source folder; and that
 //! SQLite is not among them (the command fails if it were). The addon is built with
-//! `cargo build -p pcd-node --release` (`--debug`: the debug profile, which the install test
+//! `cargo build -p pcd-node --profile npm` (the release profile without debug information: 13 MB
+//! instead of 91 MB; `--debug`: the debug profile, which the install test
 //! reuses instead of a release build of several minutes) and loaded once in Node (`node` on the
 //! PATH) to check it reports this version. Each tarball is made by `npm pack`, and its file list
 //! is checked against what was staged.
@@ -262,10 +263,10 @@ pub fn dist(options: &Options) -> Result<Vec<Tarball>, DistError> {
     // The addon, and the crates compiled into it.
     let mut build = vec!["build", "-p", "pcd-node", "--locked"];
     if !options.debug {
-        build.push("--release");
+        build.extend(["--profile", "npm"]);
     }
     run_cargo(&build)?;
-    let profile = if options.debug { "debug" } else { "release" };
+    let profile = if options.debug { "debug" } else { "npm" };
     let library = target_dir(&root).join(profile).join(platform.library);
     let crates = addon_crates(&root)?;
     if let Some(sqlite) = crates
