@@ -4,7 +4,7 @@
 //! host scores lexically and says why, once.
 
 use pcd_picker::embedded::{self, EmbeddedIndex};
-use pcd_picker::semantic::{self, FusedCalibration};
+use pcd_picker::semantic;
 use std::path::{Path, PathBuf};
 
 /// Which scorer decided a round, as `pick`, `eval` and rounds show it.
@@ -230,14 +230,8 @@ pub fn scores(
             ScorerUsed::Lexical(pcd_ui_text::SEMANTIC_PROMPT_FAILED.to_owned()),
         );
     };
-    let cosines: Vec<f64> = vectors.iter().map(|v| semantic::cosine(&p, v)).collect();
     (
-        semantic::fused_scores(
-            &lexical,
-            &cosines,
-            embedded::names_a_file(prompt),
-            &FusedCalibration::default(),
-        ),
+        semantic::scores_from_vectors(&lexical, &p, vectors, embedded::names_a_file(prompt)),
         ScorerUsed::Fused,
     )
 }

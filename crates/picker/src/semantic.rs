@@ -218,6 +218,19 @@ pub fn fused_scores(
     scores
 }
 
+/// The shipped fused scores from vectors: each candidate's cosine with the prompt's vector, fused
+/// with its lexical score ([`fused_scores`] with the shipped calibration). The one place every
+/// host (the program, the Session's semantic jobs) turns vectors into scores.
+pub fn scores_from_vectors(
+    lexical: &[f64],
+    prompt: &[f32],
+    candidates: &[Vec<f32>],
+    local_file: bool,
+) -> Vec<f64> {
+    let cosines: Vec<f64> = candidates.iter().map(|v| cosine(prompt, v)).collect();
+    fused_scores(lexical, &cosines, local_file, &FusedCalibration::default())
+}
+
 /// The logit of a score, clamped so 0 and 1 stay finite.
 fn logit(p: f64) -> f64 {
     let p = p.clamp(1e-4, 1.0 - 1e-4);

@@ -7,7 +7,7 @@
 //! it started, so a round is always scored by one scorer. No I/O and no model here.
 
 use super::*;
-use pcd_picker::semantic::{self, FusedCalibration};
+use pcd_picker::semantic;
 
 /// A round the embedded scorer scores with the semantic signal, as the host receives it.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,16 +31,11 @@ impl SemanticJob {
         if vectors.len() != self.texts.len() || vectors.is_empty() {
             return None;
         }
-        let prompt = &vectors[0];
-        let cosines: Vec<f64> = vectors[1..]
-            .iter()
-            .map(|v| semantic::cosine(prompt, v))
-            .collect();
-        Some(semantic::fused_scores(
+        Some(semantic::scores_from_vectors(
             &self.lexical,
-            &cosines,
+            &vectors[0],
+            &vectors[1..],
             self.names_a_file,
-            &FusedCalibration::default(),
         ))
     }
 }
