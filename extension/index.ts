@@ -106,6 +106,18 @@ function prebuiltAddon(require: ReturnType<typeof createRequire>, here: string):
 	}
 }
 
+// The folder of the semantic model's npm package (all-MiniLM-L6-v2's pinned files), which npm
+// installs as an optional dependency; undefined when it is not installed. The addon checks every
+// file in it against its pin before using it, and scores lexically otherwise.
+function modelPackageDir(): string | undefined {
+	try {
+		const require = createRequire(import.meta.url);
+		return dirname(require.resolve("pi-context-decisions-model-all-minilm-l6-v2/package.json"));
+	} catch {
+		return undefined;
+	}
+}
+
 // The settings reader's bound (config-reader's MAX_SETTINGS_FILE_BYTES, 64 KiB).
 const MAX_SETTINGS_FILE_BYTES = 64 * 1024;
 
@@ -409,6 +421,7 @@ export default function piContextDecisions(pi: any) {
 			home: homedir(),
 			cwd: ctx.cwd,
 			trusted,
+			modelDir: modelPackageDir(),
 		};
 		session = addon.PiSession.start(JSON.stringify(start), readBranch(ctx));
 		for (const w of session.takeWarnings()) notify(ctx, w);

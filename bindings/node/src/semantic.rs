@@ -3,7 +3,8 @@
 //! semantic jobs the `Session` hands out, answered on libuv's thread pool within a bound.
 //!
 //! The model is looked for where `context_decisions::semantic::model_dirs` says (`PCD_MODEL_DIR`,
-//! then the agent folder's `pi-context-decisions/models/all-minilm-l6-v2`, then beside a build).
+//! then the agent folder's `pi-context-decisions/models/all-minilm-l6-v2`, then the model's npm
+//! package the extension found, then beside a build).
 //! Vectors come from the on-disk vector cache or are embedded on one background thread at a time;
 //! a job waits for its vectors up to [`wait_bound`] and is otherwise scored lexically.
 
@@ -50,8 +51,9 @@ pub(crate) fn wait_bound() -> Duration {
 }
 
 /// Starts loading the model on a background thread, once per process; later calls do nothing.
-pub(crate) fn start_loading(agent_dir: &Path) {
-    let dirs = model_dirs(None, Some(agent_dir));
+/// `package` is the folder of the model's npm package, when the extension found one.
+pub(crate) fn start_loading(agent_dir: &Path, package: Option<&Path>) {
+    let dirs = model_dirs(None, Some(agent_dir), package);
     MODEL.get_or_init(|| {
         let spawned = std::thread::Builder::new()
             .name("pcd-model-load".into())

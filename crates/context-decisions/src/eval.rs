@@ -1146,7 +1146,7 @@ pub fn run(args: &EvalArgs) -> Result<String, String> {
         scorer_reason = pcd_ui_text::LEXICAL_ASKED.to_owned();
     } else {
         let dirs =
-            crate::semantic::model_dirs(args.model_dir.as_deref(), args.agent_dir.as_deref());
+            crate::semantic::model_dirs(args.model_dir.as_deref(), args.agent_dir.as_deref(), None);
         match crate::semantic::Semantic::load(&dirs) {
             Ok(model) => options.semantic = Some(std::sync::Arc::new(model)),
             Err(reason) => scorer_reason = reason,

@@ -377,6 +377,7 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
             crate::semantic::Semantic::load(&crate::semantic::model_dirs(
                 args.model_dir.as_deref(),
                 args.agent_dir.as_deref(),
+                None,
             ))
         };
         let (scores, used) = match &model {

@@ -27,9 +27,14 @@ impl ScorerUsed {
 }
 
 /// The folder the model is looked for in, first match wins: `explicit` (`--model-dir`), then
-/// `PCD_MODEL_DIR`, then `<agent dir>/pi-context-decisions/models/all-minilm-l6-v2`, then the
-/// repository's `.cache/models/all-minilm-l6-v2` beside a program built in `target/`.
-pub fn model_dirs(explicit: Option<&Path>, agent_dir: Option<&Path>) -> Vec<PathBuf> {
+/// `PCD_MODEL_DIR`, then `<agent dir>/pi-context-decisions/models/all-minilm-l6-v2`, then
+/// `package` (inside Pi, the folder of the model's npm package, which the extension resolves),
+/// then the repository's `.cache/models/all-minilm-l6-v2` beside a program built in `target/`.
+pub fn model_dirs(
+    explicit: Option<&Path>,
+    agent_dir: Option<&Path>,
+    package: Option<&Path>,
+) -> Vec<PathBuf> {
     let folder = pcd_embed::pinned::MODEL_FOLDER;
     if let Some(dir) = explicit {
         return vec![dir.to_owned()];
@@ -52,6 +57,9 @@ pub fn model_dirs(explicit: Option<&Path>, agent_dir: Option<&Path>) -> Vec<Path
                 .join("models")
                 .join(folder),
         );
+    }
+    if let Some(package) = package {
+        dirs.push(package.to_owned());
     }
     if let Ok(exe) = std::env::current_exe() {
         // target/<profile>/context-decisions -> the repository root.

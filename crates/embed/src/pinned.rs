@@ -72,3 +72,13 @@ pub const FILES: [PinnedFile; 5] = [
 
 /// The model's checksum: the weights file's SHA-256, which keys every cached vector.
 pub const MODEL_SHA256: &str = FILES[0].sha256;
+
+/// The npm package that carries the pinned files to Pi users, made by `cargo xtask dist` from the
+/// verified files (an optional dependency of the extension's package, which hands its folder to
+/// the addon). Every file in it is checked against its pin above when the model loads.
+pub const NPM_PACKAGE: &str = "pi-context-decisions-model-all-minilm-l6-v2";
+
+/// The npm package's version: its own, not the extension's, so a release of the extension does
+/// not publish the weights again. Raised whenever the pinned files or the package's own files
+/// (its notice, its manifest) change.
+pub const NPM_PACKAGE_VERSION: &str = "0.1.0";

@@ -18,7 +18,7 @@ pub const SEMANTIC_PROMPT_FAILED: &str =
 /// No model folder at `dir`.
 pub fn semantic_model_missing(dir: &str) -> String {
     format!(
-        "no semantic model at {} (install it with `cargo xtask fetch-model`); scoring lexically",
+        "no semantic model at {} (`pi install npm:pi-context-decisions` brings it for Pi; `cargo xtask fetch-model` installs it in a checkout); scoring lexically",
         display_safe(dir)
     )
 }
