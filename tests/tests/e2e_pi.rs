@@ -1502,12 +1502,28 @@ fn a_paraphrase_gets_its_tool_through_the_semantic_signal_inside_pi() {
             "{version}: {results:?}"
         );
         let entries = ledger_entries(&report);
+        let round = entries
+            .iter()
+            .find(|e| {
+                e["data"]["basis"] == "scored"
+                    && e["data"]["tools"]
+                        .as_array()
+                        .is_some_and(|t| t.iter().any(|t| t == "deploy_status"))
+            })
+            .unwrap_or_else(|| panic!("{version}: {entries:?}"));
+        // The scorer note beside the round says the semantic signal decided it.
+        let notes: Vec<&Value> = report["customEntries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["customType"] == pcd_ledger::SCORER_CUSTOM_TYPE)
+            .map(|e| &e["data"])
+            .collect();
         assert!(
-            entries.iter().any(|e| e["data"]["basis"] == "scored"
-                && e["data"]["tools"]
-                    .as_array()
-                    .is_some_and(|t| t.iter().any(|t| t == "deploy_status"))),
-            "{version}: {entries:?}"
+            notes
+                .iter()
+                .any(|n| n["round"] == round["data"]["round"] && n["scorer"] == "semantic+lexical"),
+            "{version}: {notes:?}"
         );
         let said = report["steps"][2]["stderr"].as_str().unwrap();
         assert!(said.contains("(embedded+semantic)"), "{version}: {said}");

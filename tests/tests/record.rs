@@ -175,6 +175,8 @@ impl Live {
                 }
                 Effect::AppendEntry(data) => self.append(json!({
                     "type": "custom", "customType": pcd_ledger::CUSTOM_TYPE, "data": data})),
+                Effect::RecordScorer(data) => self.append(json!({
+                    "type": "custom", "customType": pcd_ledger::SCORER_CUSTOM_TYPE, "data": data})),
                 Effect::Decide(job) => jobs.push(job.clone()),
                 // No semantic job: nothing here turns the semantic signal on.
                 Effect::Notice(_) | Effect::Warn(_) | Effect::Embed(_) => {}

@@ -83,7 +83,10 @@ fn sessions_recorded_inside_pi_replay_with_the_same_effects() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .filter(|e| e["customType"] == pcd_ledger::CUSTOM_TYPE)
+                .filter(|e| {
+                    e["customType"] == pcd_ledger::CUSTOM_TYPE
+                        || e["customType"] == pcd_ledger::SCORER_CUSTOM_TYPE
+                })
                 .map(|e| &e["data"])
                 .collect();
             assert!(!written.is_empty(), "{what}");

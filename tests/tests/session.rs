@@ -2395,7 +2395,8 @@ fn off_lists_name_the_allowlists_and_the_footer_counts_available_tools() {
 /// Issue 16: with the semantic signal on, a prompt's embedded round is a semantic job that
 /// carries only what decision requests carry (a planted secret never reaches it); answered
 /// without vectors, it records exactly the round the lexical scorer records inline, so nothing
-/// more is granted; answered with fused scores, those decide, and `last_scorer` says which.
+/// more is granted; answered with fused scores, those decide, and `last_scorer` says which, as
+/// does the scorer note appended right after each round.
 #[test]
 fn a_semantic_round_without_vectors_is_the_lexical_round_and_embeds_only_request_text() {
     use context_decisions::session::{RoundScorer, SemanticJob};
@@ -2439,12 +2440,33 @@ fn a_semantic_round_without_vectors_is_the_lexical_round_and_embeds_only_request
             .collect()
     };
 
+    // The scorer note follows the scored round's entry directly, naming it and the scorer.
+    let note_after_scored = |effects: &[Effect]| -> String {
+        let at = effects
+            .iter()
+            .position(|e| matches!(e, Effect::AppendEntry(d) if d["basis"] == "scored"))
+            .expect("a scored round");
+        let Effect::AppendEntry(round) = &effects[at] else {
+            unreachable!()
+        };
+        let Some(Effect::RecordScorer(note)) = effects.get(at + 1) else {
+            panic!("no scorer note after the round: {effects:?}");
+        };
+        assert_eq!(note["round"], round["round"]);
+        assert_eq!(note["v"], 1);
+        assert_eq!(note.as_object().unwrap().len(), 3, "{note}");
+        let json = Effect::RecordScorer(note.clone()).to_json();
+        assert_eq!(json["customType"], pcd_ledger::SCORER_CUSTOM_TYPE);
+        note["scorer"].as_str().unwrap().to_owned()
+    };
+
     let mut lexical = start(false);
     let inline = lexical.prompt(prompt);
     assert!(
         entries(&inline).iter().any(|e| e["basis"] == "scored"),
         "{inline:?}"
     );
+    assert_eq!(note_after_scored(&inline), "lexical");
     assert_eq!(
         lexical.session.last_scorer(),
         Some(&RoundScorer::Lexical(String::new()))
@@ -2482,6 +2504,7 @@ fn a_semantic_round_without_vectors_is_the_lexical_round_and_embeds_only_request
         .semantic_decided(job.id, Err("not ready".into()), &active);
     recorded.extend(entries(&done));
     assert_eq!(recorded, entries(&inline), "the same round, recorded alike");
+    assert_eq!(note_after_scored(&done), "lexical");
     assert_eq!(
         fallback.session.last_scorer(),
         Some(&RoundScorer::Lexical("not ready".into()))
@@ -2507,4 +2530,48 @@ fn a_semantic_round_without_vectors_is_the_lexical_round_and_embeds_only_request
     assert_eq!(scored.len(), 1, "{done:?}");
     assert_eq!(scored[0]["tools"], json!(["notes_add"]), "{recorded:?}");
     assert_eq!(fused.session.last_scorer(), Some(&RoundScorer::Fused));
+    assert_eq!(note_after_scored(&done), "semantic+lexical");
+    assert!(
+        !format!("{done:?}").contains(secret),
+        "a planted secret leaked"
+    );
+}
+
+/// The scorer notes are not part of the ledger: a branch folds to the same state with or without
+/// them, and an edited or malformed note changes nothing (it grants nothing and is no finding).
+#[test]
+fn scorer_notes_are_not_folded() {
+    let round = pcd_ledger::Round {
+        tools: vec!["notes_add".into()],
+        ..pcd_ledger::Round::new(
+            "r1",
+            Mode::Tools,
+            pcd_ledger::Boundary::Prompt,
+            pcd_ledger::Basis::Scored,
+        )
+    };
+    let parts = pcd_ledger::encode_round(&round).unwrap();
+    let custom = |ty: &str, data: Value, id: usize| json!({"type": "custom", "customType": ty, "id": format!("e{id}"), "data": data});
+    let plain: Vec<Value> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, d)| custom(pcd_ledger::CUSTOM_TYPE, d.clone(), i))
+        .collect();
+    let mut noted = plain.clone();
+    noted.push(custom(
+        pcd_ledger::SCORER_CUSTOM_TYPE,
+        json!({"v": 1, "round": "r1", "scorer": "semantic+lexical"}),
+        90,
+    ));
+    noted.push(custom(
+        pcd_ledger::SCORER_CUSTOM_TYPE,
+        json!({"v": 99, "round": "r1", "tools": ["web_fetch"], "scorer": 7}),
+        91,
+    ));
+    let (a, _) = pcd_ledger::fold(&plain);
+    let (b, findings) = pcd_ledger::fold(&noted);
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    assert!(findings.is_empty(), "{findings:?}");
+    assert!(b.is_tool_available("notes_add"));
+    assert!(!b.is_tool_available("web_fetch"));
 }

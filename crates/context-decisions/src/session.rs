@@ -28,7 +28,8 @@ mod jobs;
 mod ownership;
 mod rounds;
 
-pub use embedding::{RoundScorer, SemanticJob};
+use embedding::scorer_note;
+pub use embedding::{RoundScorer, SemanticJob, SCORER_FUSED, SCORER_LEXICAL};
 pub use events::*;
 
 use pcd_gate::{
@@ -512,7 +513,19 @@ impl Session {
         self.last_round
     }
 
-    fn commit(&mut self, mut round: Round, effects: &mut Vec<Effect>) {
+    fn commit(&mut self, round: Round, effects: &mut Vec<Effect>) {
+        self.commit_scored_by(round, None, effects);
+    }
+
+    /// Records `round` as [`Session::commit`] does and, when the embedded scorer decided it
+    /// (`scorer`: [`SCORER_FUSED`] or [`SCORER_LEXICAL`]), says which scorer right after its
+    /// entries ([`Effect::RecordScorer`]).
+    fn commit_scored_by(
+        &mut self,
+        mut round: Round,
+        scorer: Option<&'static str>,
+        effects: &mut Vec<Effect>,
+    ) {
         let Some(branch) = self.branch.as_mut() else {
             return;
         };
@@ -542,6 +555,9 @@ impl Session {
                     });
                 }
                 effects.extend(parts.into_iter().map(Effect::AppendEntry));
+                if let Some(scorer) = scorer {
+                    effects.push(Effect::RecordScorer(scorer_note(&round.id, scorer)));
+                }
                 branch.apply_round(&round, None, None);
                 self.ownership.committed(
                     round

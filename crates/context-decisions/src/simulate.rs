@@ -226,6 +226,11 @@ impl Sim {
                     "customType": pcd_ledger::CUSTOM_TYPE,
                     "data": data,
                 })),
+                Effect::RecordScorer(data) => self.push(json!({
+                    "type": "custom",
+                    "customType": pcd_ledger::SCORER_CUSTOM_TYPE,
+                    "data": data,
+                })),
                 Effect::Notice(_) | Effect::Warn(_) | Effect::Decide(_) | Effect::Embed(_) => {}
             }
         }

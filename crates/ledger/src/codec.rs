@@ -16,6 +16,11 @@ use sha2::{Digest, Sha256};
 
 /// The `customType` of every ledger entry.
 pub const CUSTOM_TYPE: &str = "context-decisions-tools";
+/// The `customType` of the note that says which scorer decided a round of the embedded scorer
+/// (`{"v":1,"round":ID,"scorer":"semantic+lexical"|"lexical"}`), appended right after the round.
+/// It is not part of the ledger: the fold never reads it, it grants nothing, and a reader that
+/// does not know it skips it like any other custom entry, so the ledger's v1 stays as it is.
+pub const SCORER_CUSTOM_TYPE: &str = "context-decisions-scorer";
 /// The format version this crate writes and reads.
 pub const FORMAT_VERSION: u64 = 1;
 /// The most names one list of one entry holds.

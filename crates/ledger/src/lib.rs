@@ -64,6 +64,7 @@ mod session;
 pub use codec::{
     decode_single, encode_round, encode_round_chunked, is_entry_id, is_recordable_name,
     DecodeError, EncodeError, CUSTOM_TYPE, FORMAT_VERSION, MAX_NAMES_PER_CHUNK, MAX_PARTS,
+    SCORER_CUSTOM_TYPE,
 };
 pub use event::{
     inventory_fingerprint, Basis, Boundary, FirstPromptRef, Round, Score, MAX_ENTRY_ID_BYTES,

@@ -178,11 +178,14 @@ def search(D, best, iterations, seed):
 
 if __name__ == '__main__':
     only = os.environ.get('ONLY')
-    pairs = [pk for pk in PAIRS if os.path.exists(os.path.join(DUMPS, f'{pk[0]}-{pk[1]}.jsonl')) and (not only or pk[0] in only.split(','))]
+    modes = os.environ.get('MODES', 'tools,mcp').split(',')
+    pairs = [pk for pk in PAIRS if os.path.exists(os.path.join(DUMPS, f'{pk[0]}-{pk[1]}.jsonl')) and (not only or pk[0] in only.split(',')) and pk[1] in modes]
     D = {f'{n}-{m}': prep(n, m, 'tune') for n, m in pairs}
     # Start from the lexical scorer's own decision (weight 1 on its logit), so the search can
     # only improve on it.
     start = np.zeros(len(NAMES) + 1); start[1] = 1.0
+    if os.environ.get('START'):
+        start = np.array([float(x) for x in os.environ['START'].split(',')])
     print('lexical start:'); objective(D, start, True)
     # Three seeded searches; the best on the tune halves is kept.
     runs = [search(D, start, int(os.environ.get('ITER', '800')), seed) for seed in (1, 2, 3)]

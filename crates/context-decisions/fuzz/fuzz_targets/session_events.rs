@@ -397,6 +397,11 @@ impl Host {
                     }
                     n += 1;
                 }
+                Effect::RecordScorer(data) => {
+                    if !failed {
+                        self.entry(json!({"type": "custom", "customType": pcd_ledger::SCORER_CUSTOM_TYPE, "data": data}));
+                    }
+                }
                 Effect::Decide(job) => self.jobs.push(job),
                 // No semantic job: the fuzzed sessions never turn the semantic signal on.
                 Effect::Notice(_) | Effect::Warn(_) | Effect::Embed(_) => {}
@@ -485,7 +490,9 @@ impl Host {
 
     /// Off means off, and an untrusted branch gets nothing.
     fn checked_effects(&self, effects: &[Effect]) {
-        let appends = effects.iter().any(|e| matches!(e, Effect::AppendEntry(_)));
+        let appends = effects
+            .iter()
+            .any(|e| matches!(e, Effect::AppendEntry(_) | Effect::RecordScorer(_)));
         if appends {
             assert!(
                 self.session.filtering_on(),

@@ -349,7 +349,8 @@ impl Session {
             rounds::mark_first_prompt(&mut round);
             self.first_prompt_text = Some(text);
         }
-        self.commit(round, effects);
+        // Only the embedded scorer reaches here (the others answer as jobs), lexically.
+        self.commit_scored_by(round, Some(SCORER_LEXICAL), effects);
     }
 
     /// A completed tool round, in every cadence: candidates nobody has considered on the branch
@@ -425,7 +426,7 @@ impl Session {
             decision.fail_mode,
         );
         if let Ok(round) = round {
-            self.commit(round, effects);
+            self.commit_scored_by(round, Some(SCORER_LEXICAL), effects);
         }
     }
 }

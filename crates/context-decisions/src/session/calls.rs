@@ -174,7 +174,7 @@ impl Session {
         let Ok(round) = round else {
             return None;
         };
-        self.commit(round, effects);
+        self.commit_scored_by(round, Some(SCORER_LEXICAL), effects);
         None
     }
 }

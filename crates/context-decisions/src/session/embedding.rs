@@ -40,6 +40,16 @@ impl SemanticJob {
     }
 }
 
+/// The scorer note's name for a round scored with the semantic signal (as `pick` names it).
+pub const SCORER_FUSED: &str = "semantic+lexical";
+/// The scorer note's name for a round the embedded scorer scored lexically.
+pub const SCORER_LEXICAL: &str = "lexical";
+
+/// The data of the note that says which scorer decided round `round`: names only.
+pub(super) fn scorer_note(round: &str, scorer: &'static str) -> Value {
+    serde_json::json!({ "v": 1, "round": round, "scorer": scorer })
+}
+
 /// Which scorer decided the latest round the embedded scorer scored in this session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RoundScorer {
@@ -171,11 +181,25 @@ impl Session {
             Ok(_) => (lexical, RoundScorer::Lexical(String::new())),
             Err(why) => (lexical, RoundScorer::Lexical(why)),
         };
+        let name = match scorer {
+            RoundScorer::Fused => SCORER_FUSED,
+            RoundScorer::Lexical(_) => SCORER_LEXICAL,
+        };
         self.embedding.last = Some(scorer);
         let Some(pending) = self.jobs.remove(&job) else {
             return Vec::new();
         };
-        self.finish_job(pending, Ok(scores.into_iter().map(Some).collect()), active)
+        let round = pending.round_id.clone();
+        let mut effects =
+            self.finish_job(pending, Ok(scores.into_iter().map(Some).collect()), active);
+        // The note follows the round's last entry, when the round was recorded.
+        let last_part = effects.iter().rposition(
+            |e| matches!(e, Effect::AppendEntry(d) if d["round"].as_str() == Some(&round)),
+        );
+        if let Some(at) = last_part {
+            effects.insert(at + 1, Effect::RecordScorer(scorer_note(&round, name)));
+        }
+        effects
     }
 }
 

@@ -107,6 +107,10 @@ pub enum Effect {
     /// progress row (`Deciding Context`) until it settles, and hand the answers to
     /// [`Session::decided`].
     Decide(DecisionJob),
+    /// `pi.appendEntry("context-decisions-scorer", data)`: which scorer decided the round just
+    /// recorded (`{"v":1,"round":ID,"scorer":NAME}`), right after its entries. Not a ledger
+    /// entry: nothing folds it and it grants nothing.
+    RecordScorer(Value),
     /// Score this round with the semantic signal off the event loop (the working row shows
     /// meanwhile) and hand the fused scores, or why there are none, to
     /// [`Session::semantic_decided`]. As JSON it is a `decide` effect with `"semantic": true`
@@ -197,6 +201,11 @@ impl Effect {
             Effect::AppendEntry(data) => serde_json::json!({
                 "type": "appendEntry",
                 "customType": pcd_ledger::CUSTOM_TYPE,
+                "data": data,
+            }),
+            Effect::RecordScorer(data) => serde_json::json!({
+                "type": "appendEntry",
+                "customType": pcd_ledger::SCORER_CUSTOM_TYPE,
                 "data": data,
             }),
             Effect::Notice(text) => serde_json::json!({"type": "notice", "text": text}),
