@@ -28,7 +28,6 @@ mod jobs;
 mod ownership;
 mod rounds;
 
-use embedding::scorer_note;
 pub use embedding::{RoundScorer, SemanticJob, SCORER_FUSED, SCORER_LEXICAL};
 pub use events::*;
 
@@ -36,7 +35,7 @@ use pcd_gate::{
     decide, BranchIndex, Call, GateContext, Grants, LazyScores, ProjectListCache, ProjectRead,
     Registry, ServerArg, Verdict,
 };
-use pcd_ledger::{encode_round, fold, is_recordable_name, Basis, Boundary, BranchState, Round};
+use pcd_ledger::{fold, Basis, Boundary, BranchState, Round};
 use pcd_model::{
     Allowlists, AuditFinding, Classifier, DecisionProvider, GroupKey, InventoryWarning,
     InventoryWarningCode, Mode, Scope, Settings, ToolInfo, ToolKind,
@@ -511,70 +510,6 @@ impl Session {
     /// The outcome of the latest decision round of this session, for `/decisions`.
     pub fn last_round(&self) -> Option<LastRound> {
         self.last_round
-    }
-
-    fn commit(&mut self, round: Round, effects: &mut Vec<Effect>) {
-        self.commit_scored_by(round, None, effects);
-    }
-
-    /// Records `round` as [`Session::commit`] does and, when the embedded scorer decided it
-    /// (`scorer`: [`SCORER_FUSED`] or [`SCORER_LEXICAL`]), says which scorer right after its
-    /// entries ([`Effect::RecordScorer`]).
-    fn commit_scored_by(
-        &mut self,
-        mut round: Round,
-        scorer: Option<&'static str>,
-        effects: &mut Vec<Effect>,
-    ) {
-        let Some(branch) = self.branch.as_mut() else {
-            return;
-        };
-        for list in [
-            &mut round.tools,
-            &mut round.allowlisted_tools,
-            &mut round.considered,
-        ] {
-            list.retain(|name| is_recordable_name(name));
-        }
-        round.scores.retain(|(name, _)| is_recordable_name(name));
-        match encode_round(&round) {
-            Ok(parts) => {
-                tracing::info!(
-                    boundary = round.boundary.as_str(),
-                    basis = round.basis.as_str(),
-                    added = round.tools.len() + round.groups.len(),
-                    allowlisted = round.allowlisted_tools.len() + round.allowlisted_groups.len(),
-                    considered = round.considered.len(),
-                    parts = parts.len(),
-                    "round recorded"
-                );
-                if matches!(round.basis, Basis::Scored | Basis::FailOpen) {
-                    self.last_round = Some(LastRound::Recorded {
-                        added: round.tools.len() + round.groups.len(),
-                        candidates: round.scores.len().max(round.considered.len()),
-                    });
-                }
-                effects.extend(parts.into_iter().map(Effect::AppendEntry));
-                if let Some(scorer) = scorer {
-                    effects.push(Effect::RecordScorer(scorer_note(&round.id, scorer)));
-                }
-                branch.apply_round(&round, None, None);
-                self.ownership.committed(
-                    round
-                        .tools
-                        .iter()
-                        .chain(&round.allowlisted_tools)
-                        .map(String::as_str),
-                    round
-                        .groups
-                        .iter()
-                        .chain(&round.allowlisted_groups)
-                        .map(|g| g.as_str()),
-                );
-                self.rebuild_index();
-            }
-            Err(_) => effects.push(Effect::Warn(round_problem(RoundProblem::Failed))),
-        }
     }
 
     /// Replaces the registry snapshot without a boundary: no round, no entry, no active-set

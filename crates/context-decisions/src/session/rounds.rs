@@ -1,14 +1,20 @@
 //! From the picker's rounds to ledger rounds: the facade's mapping, plus the two rounds the
-//! picker has no model call for (unscored, and the `tool-round` top-up from cached scores).
+//! picker has no model call for (unscored, and the `tool-round` top-up from cached scores), and
+//! committing a round to the branch (its entries, and the scorer note after an embedded one).
 //! No I/O.
 
-use pcd_ledger::{Basis, Boundary, BranchState, FirstPromptRef, Round, Score};
+use super::embedding::scorer_note;
+use super::Effect;
+use pcd_ledger::{
+    encode_round, is_recordable_name, Basis, Boundary, BranchState, FirstPromptRef, Round, Score,
+};
 use pcd_model::{FailMode, Mode, ToolInfo};
 use pcd_picker::candidates::{Candidate, CandidateKey, CandidateSet};
 use pcd_picker::embedded;
 use pcd_picker::round::{
     self as picker_round, CommittedRound, NotCommitted, Outcome, RoundFailure,
 };
+use pcd_ui_text::{round_problem, LastRound, RoundProblem};
 
 /// Scores every candidate (formed from `tools`) against `prompt` with the embedded scorer.
 pub(crate) fn embedded_scores(
@@ -138,5 +144,73 @@ pub(crate) fn cap(mode: Mode, max_new_tools: u32, max_new_groups: u32) -> usize 
     match mode {
         Mode::Tools => max_new_tools as usize,
         Mode::Mcp => max_new_groups as usize,
+    }
+}
+
+impl super::Session {
+    /// Records `round` on the branch: its entries, the branch state, and what this process now
+    /// owns; a round that cannot be encoded is a warning and records nothing.
+    pub(super) fn commit(&mut self, round: Round, effects: &mut Vec<Effect>) {
+        self.commit_scored_by(round, None, effects);
+    }
+
+    /// Records `round` as `commit` does and, when the embedded scorer decided it (`scorer`:
+    /// `SCORER_FUSED` or `SCORER_LEXICAL`), says which scorer right after its entries
+    /// ([`Effect::RecordScorer`]).
+    pub(super) fn commit_scored_by(
+        &mut self,
+        mut round: Round,
+        scorer: Option<&'static str>,
+        effects: &mut Vec<Effect>,
+    ) {
+        let Some(branch) = self.branch.as_mut() else {
+            return;
+        };
+        for list in [
+            &mut round.tools,
+            &mut round.allowlisted_tools,
+            &mut round.considered,
+        ] {
+            list.retain(|name| is_recordable_name(name));
+        }
+        round.scores.retain(|(name, _)| is_recordable_name(name));
+        match encode_round(&round) {
+            Ok(parts) => {
+                tracing::info!(
+                    boundary = round.boundary.as_str(),
+                    basis = round.basis.as_str(),
+                    added = round.tools.len() + round.groups.len(),
+                    allowlisted = round.allowlisted_tools.len() + round.allowlisted_groups.len(),
+                    considered = round.considered.len(),
+                    parts = parts.len(),
+                    "round recorded"
+                );
+                if matches!(round.basis, Basis::Scored | Basis::FailOpen) {
+                    self.last_round = Some(LastRound::Recorded {
+                        added: round.tools.len() + round.groups.len(),
+                        candidates: round.scores.len().max(round.considered.len()),
+                    });
+                }
+                effects.extend(parts.into_iter().map(Effect::AppendEntry));
+                if let Some(scorer) = scorer {
+                    effects.push(Effect::RecordScorer(scorer_note(&round.id, scorer)));
+                }
+                branch.apply_round(&round, None, None);
+                self.ownership.committed(
+                    round
+                        .tools
+                        .iter()
+                        .chain(&round.allowlisted_tools)
+                        .map(String::as_str),
+                    round
+                        .groups
+                        .iter()
+                        .chain(&round.allowlisted_groups)
+                        .map(|g| g.as_str()),
+                );
+                self.rebuild_index();
+            }
+            Err(_) => effects.push(Effect::Warn(round_problem(RoundProblem::Failed))),
+        }
     }
 }
