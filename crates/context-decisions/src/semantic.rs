@@ -126,7 +126,7 @@ mod real {
                         let cache = cache_file().map(|file| {
                             Mutex::new(VectorCache::open(
                                 &file,
-                                model.checksum(),
+                                model.vectors_key(),
                                 pcd_embed::DIMENSION,
                                 CACHE_BYTES,
                             ))

@@ -1,5 +1,6 @@
-//! The cost of the semantic signal: embedding one prompt at the longest bounded length (256
-//! tokens) and a short one. Needs the model (`cargo xtask fetch-model`, or `PCD_MODEL_DIR`).
+//! The cost of the semantic signal: embedding one prompt at the longest bounded length
+//! (`MAX_TOKENS`) and a short one, and the encoder over 256 token ids (the earlier bound). Needs
+//! the model (`cargo xtask fetch-model`, or `PCD_MODEL_DIR`).
 //!
 //! `cargo bench -p pcd-embed --bench embed`
 
@@ -31,8 +32,21 @@ fn embed(c: &mut Criterion) {
     let long =
         "please look at the failing deploy and tell me why the health check times out ".repeat(30);
     assert!(model.token_ids(&long).unwrap().len() == pcd_embed::MAX_TOKENS);
-    c.bench_function("embed one prompt of 256 tokens", |b| {
+    let bound = format!(
+        "embed one prompt at the bound ({} tokens)",
+        pcd_embed::MAX_TOKENS
+    );
+    c.bench_function(&bound, |b| {
         b.iter(|| model.embed(black_box(&long)).unwrap())
+    });
+    // The encoder alone over 256 token ids, the bound before 96: the same work as the earlier
+    // "embed one prompt of 256 tokens" but the tokenizer's (about 0.1 ms).
+    let ids: Vec<u32> = std::iter::once(101)
+        .chain(std::iter::repeat_n(2017, 254))
+        .chain(std::iter::once(102))
+        .collect();
+    c.bench_function("encode 256 token ids (the earlier bound)", |b| {
+        b.iter(|| model.embed_ids(black_box(&ids)).unwrap())
     });
     c.bench_function("embed one short prompt (9 tokens)", |b| {
         b.iter(|| {

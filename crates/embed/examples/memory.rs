@@ -1,5 +1,5 @@
 //! Resident memory of the loaded model: the process's resident set (Linux `VmRSS`, and the peak
-//! `VmHWM`) before loading, after loading, and after embedding a prompt of 256 tokens.
+//! `VmHWM`) before loading, after loading, and after embedding a prompt at the bound (`MAX_TOKENS`).
 //!
 //! `cargo run --release -p pcd-embed --example memory -- MODEL_DIR`
 
@@ -29,7 +29,7 @@ fn main() {
         "please look at the failing deploy and tell me why the health check times out ".repeat(30);
     model.embed(&long).expect("it embeds");
     println!(
-        "after embedding 256 tokens: VmRSS {}, peak VmHWM {}",
+        "after embedding a prompt at the bound: VmRSS {}, peak VmHWM {}",
         status("VmRSS"),
         status("VmHWM")
     );

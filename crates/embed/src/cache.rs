@@ -1,5 +1,7 @@
-//! Vectors cached on disk, keyed by the SHA-256 of the model's checksum and the exact text, so a
-//! text is embedded once per machine and model.
+//! Vectors cached on disk, keyed by the SHA-256 of the model's key and the exact text, so a text
+//! is embedded once per machine and model. The key is [`crate::MiniLm::vectors_key`]: the weights'
+//! checksum and the encoder (its arithmetic and its bound on tokens), so a vector cached by
+//! another bound or implementation is never read as this one's.
 //!
 //! The file is read as every file is (`pcd-bounded-read`: a regular file, at most the bound) and
 //! written whole to a temporary file that is renamed over it, so a reader never sees a half-written
@@ -40,7 +42,7 @@ impl VectorCache {
         32 + 4 * dimension as u64
     }
 
-    /// Opens the cache at `path` for the model with checksum `model`, reading what a previous
+    /// Opens the cache at `path` for the model with key `model`, reading what a previous
     /// run left there. Anything unreadable or not a cache of this dimension starts an empty
     /// cache, which [`VectorCache::save`] writes over it.
     pub fn open(path: &Path, model: &str, dimension: usize, max_bytes: u64) -> VectorCache {
@@ -90,7 +92,7 @@ impl VectorCache {
         }
     }
 
-    /// The key of `text`: the SHA-256 of the model's checksum and the text.
+    /// The key of `text`: the SHA-256 of the model's key and the text.
     fn key(&self, text: &str) -> [u8; 32] {
         let mut hash = Sha256::new();
         hash.update(self.model.as_bytes());

@@ -8,7 +8,7 @@
 
 #![allow(clippy::print_stderr)] // says on stderr when the model is not installed
 
-use pcd_embed::{EmbedError, MiniLm, DIMENSION};
+use pcd_embed::{EmbedError, MiniLm, DIMENSION, MAX_TOKENS};
 use std::path::PathBuf;
 
 fn model_dir() -> Option<PathBuf> {
@@ -51,12 +51,20 @@ fn tokens_and_vectors_match_the_upstream_runtime() {
         .zip(&reference.ids)
         .zip(&reference.vectors)
     {
+        // The reference runs at sentence-transformers' 256 tokens; past MAX_TOKENS the text is
+        // cut to its first word pieces and closed with [SEP], as the tokenizer truncates.
+        let mut bounded = ids.clone();
+        if bounded.len() > MAX_TOKENS {
+            bounded.truncate(MAX_TOKENS - 1);
+            bounded.push(ids[ids.len() - 1]);
+        }
         assert_eq!(
-            &model.token_ids(text).unwrap(),
-            ids,
+            model.token_ids(text).unwrap(),
+            bounded,
             "token ids of {text:?}"
         );
-        let vector = model.embed(text).unwrap();
+        // The encoder against the reference at the reference's own length (up to 256).
+        let vector = model.embed_ids(ids).unwrap();
         assert_eq!(vector.len(), DIMENSION);
         let worst = vector
             .iter()
@@ -66,7 +74,27 @@ fn tokens_and_vectors_match_the_upstream_runtime() {
         assert!(worst < 2e-4, "vector of {text:?} differs by {worst}");
         let norm: f32 = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
         assert!((norm - 1.0).abs() < 1e-4);
+        if ids.len() <= MAX_TOKENS {
+            assert_eq!(model.embed(text).unwrap(), vector, "{text:?}");
+        }
     }
+    assert!(
+        reference.ids.iter().any(|ids| ids.len() > MAX_TOKENS),
+        "a reference text is longer than the bound"
+    );
+}
+
+#[test]
+fn sequences_the_model_cannot_read_are_an_error() {
+    let Some(dir) = model_dir() else { return };
+    let model = MiniLm::load(&dir).unwrap();
+    assert_eq!(model.embed_ids(&[]), Err(EmbedError::Inference));
+    assert_eq!(model.embed_ids(&[101; 513]), Err(EmbedError::Inference));
+    assert_eq!(
+        model.embed_ids(&[101, 30522, 102]),
+        Err(EmbedError::Inference)
+    );
+    assert!(model.embed_ids(&[101; 512]).is_ok());
 }
 
 #[test]
