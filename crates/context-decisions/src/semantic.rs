@@ -215,10 +215,6 @@ impl semantic::TextEmbedder for Semantic {
     fn embed(&self, text: &str) -> Option<Vec<f32>> {
         self.vector(text)
     }
-
-    fn model_id(&self) -> &str {
-        pcd_embed::pinned::MODEL_SHA256
-    }
 }
 
 /// Scores `prompt` against the candidates: fused when `semantic` and every vector are there,

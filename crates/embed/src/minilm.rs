@@ -109,11 +109,6 @@ impl MiniLm {
         Ok(MiniLm { tokenizer, encoder })
     }
 
-    /// The model's checksum (its weights' SHA-256).
-    pub fn checksum(&self) -> &'static str {
-        MODEL_SHA256
-    }
-
     /// What keys cached vectors: the weights' checksum and the encoder (its arithmetic and
     /// [`MAX_TOKENS`]). Two programs whose vectors of a text could differ have different keys.
     pub fn vectors_key(&self) -> &'static str {

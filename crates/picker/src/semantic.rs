@@ -12,9 +12,6 @@ use crate::candidates::{Candidate, CandidateKey};
 pub trait TextEmbedder {
     /// The vector of `text`, or `None` when it could not be embedded.
     fn embed(&self, text: &str) -> Option<Vec<f32>>;
-    /// What identifies the model (its weights' checksum): vectors from different models are
-    /// never mixed.
-    fn model_id(&self) -> &str;
 }
 
 /// Writes a tool name as words: `mcp__dev_radius__page_oncall` -> `dev radius page oncall`,
