@@ -8,31 +8,15 @@
 // Pi itself is replaced by the smallest host that records what the extension asks of it: the
 // point is the extension's cost, and the end-to-end tests (tests/tests/e2e_pi.rs) prove the
 // behaviour inside a real Pi.
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { inventory } from "./inventory.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
 const toolCount = Number(argv[argv.indexOf("--tools") + 1] || 1000) || 1000;
-
-function inventory(n) {
-	const example = JSON.parse(readFileSync(join(here, "..", "..", "examples", "inventory.json"), "utf8"));
-	const tools = [...example];
-	const words = ["chart", "fetch", "query", "note", "deploy", "translate", "search", "render", "convert", "weather", "issue", "page"];
-	for (let i = tools.length; i < n; i++) {
-		const w = words[i % words.length];
-		tools.push({
-			name: `${w}_tool_${i}`,
-			description: `Does ${w} work number ${i} for the ${words[(i * 7) % words.length]} pipeline.`,
-			exposure: "direct",
-			parameters: { type: "object", properties: { q: { type: "string" } } },
-			sourceInfo: { path: `/a/extensions/ext${i % 50}.ts`, source: "auto", scope: "user", origin: "top-level" },
-		});
-	}
-	return tools;
-}
 
 async function setup(cadence, tools) {
 	const agentDir = mkdtempSync(join(tmpdir(), "pcd-bench-"));

@@ -10,10 +10,11 @@
 //
 // The addon is PI_CONTEXT_DECISIONS_ADDON (or the extension's own). The vector cache is a fresh
 // file in the temporary folder, filled by a first session before anything is measured.
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { inventory } from "./inventory.mjs";
 import { createRequire } from "node:module";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -23,24 +24,6 @@ const lexical = argv.includes("--lexical");
 if (lexical) delete process.env.PCD_MODEL_DIR;
 const scratch = mkdtempSync(join(tmpdir(), "pcd-bench-semantic-"));
 process.env.PCD_VECTOR_CACHE = join(scratch, "vectors.bin");
-
-// The same synthetic inventory as handlers.mjs: the example's tools, then generated ones.
-function inventory(n) {
-	const example = JSON.parse(readFileSync(join(here, "..", "..", "examples", "inventory.json"), "utf8"));
-	const tools = [...example];
-	const words = ["chart", "fetch", "query", "note", "deploy", "translate", "search", "render", "convert", "weather", "issue", "page"];
-	for (let i = tools.length; i < n; i++) {
-		const w = words[i % words.length];
-		tools.push({
-			name: `${w}_tool_${i}`,
-			description: `Does ${w} work number ${i} for the ${words[(i * 7) % words.length]} pipeline.`,
-			exposure: "direct",
-			parameters: { type: "object", properties: { q: { type: "string" } } },
-			sourceInfo: { path: `/a/extensions/ext${i % 50}.ts`, source: "auto", scope: "user", origin: "top-level" },
-		});
-	}
-	return tools;
-}
 
 let sessions = 0;
 async function setup(tools) {

@@ -7,31 +7,11 @@ use context_decisions::pick::{run, PickArgs, SelectionFlags};
 use serde_json::Value;
 use std::path::Path;
 
-/// The installed semantic model's folder (`PCD_MODEL_DIR`, or what `cargo xtask fetch-model`
-/// installs in the repository), if any: with it, every check runs with and without the signal.
-fn model_dir() -> Option<std::path::PathBuf> {
-    let dir = std::env::var_os("PCD_MODEL_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache/models/all-minilm-l6-v2")
-        });
-    if dir.join("model.safetensors").is_file() {
-        Some(dir)
-    } else {
-        assert!(
-            std::env::var_os("PCD_REQUIRE_MODEL").is_none(),
-            "PCD_REQUIRE_MODEL is set but no model is at {}",
-            dir.display()
-        );
-        None
-    }
-}
-
 /// `pick` with the lexical scorer alone, then (when the model is installed) with the semantic
 /// signal; each result with the scorer that made it.
 fn picks(prompt: &str) -> Vec<(Value, &'static str)> {
     let mut out = vec![(pick_with(prompt, None), "lexical")];
-    if let Some(dir) = model_dir() {
+    if let Some(dir) = pcd_tests::model_dir() {
         let v = pick_with(prompt, Some(dir));
         assert_eq!(v["signal"], "semantic+lexical", "the model loads: {v}");
         out.push((v, "semantic+lexical"));
@@ -148,7 +128,7 @@ fn without_usable_weights_pick_scores_lexically_says_why_and_grants_nothing_more
     std::fs::create_dir_all(&empty).unwrap();
     // A folder without the model, and one whose weights are truncated.
     let mut folders = vec![(empty.join("missing"), "no semantic model at")];
-    if let Some(dir) = model_dir() {
+    if let Some(dir) = pcd_tests::model_dir() {
         let torn = empty.join("torn");
         std::fs::create_dir_all(&torn).unwrap();
         for file in ["tokenizer.json", "config.json"] {

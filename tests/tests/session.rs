@@ -693,9 +693,10 @@ fn enabling_mid_session_keeps_what_the_model_may_have_seen() {
     );
 }
 
-#[test]
-fn nothing_secret_reaches_any_effect() {
-    let secret = "sk-live-PLANTED-7f3a";
+/// The example inventory plus `secret_probe`, an MCP tool with `secret` planted in every field no
+/// decision request may carry (a schema default, its title, the namespace's instructions, its
+/// source paths).
+fn example_with_secret(secret: &str) -> Vec<ToolInfo> {
     let mut tools = example();
     let raw = serde_json::to_string(&json!([{
         "name": "secret_probe",
@@ -707,6 +708,13 @@ fn nothing_secret_reaches_any_effect() {
     }]))
     .unwrap();
     tools.extend(pcd_model::parse_inventory(&raw).unwrap().tools);
+    tools
+}
+
+#[test]
+fn nothing_secret_reaches_any_effect() {
+    let secret = "sk-live-PLANTED-7f3a";
+    let tools = example_with_secret(secret);
     let mut pi = Pi::start_with(
         settings(
             true,
@@ -2401,17 +2409,7 @@ fn off_lists_name_the_allowlists_and_the_footer_counts_available_tools() {
 fn a_semantic_round_without_vectors_is_the_lexical_round_and_embeds_only_request_text() {
     use context_decisions::session::{RoundScorer, SemanticJob};
     let secret = "sk-live-PLANTED-9c1d";
-    let mut tools = example();
-    let raw = serde_json::to_string(&json!([{
-        "name": "secret_probe",
-        "description": "Search the incidents",
-        "parameters": {"type": "object", "properties": {"token": {"type": "string", "default": secret}}},
-        "annotations": {"title": secret},
-        "namespace": {"name": "mcp__probe", "instructions": secret, "description": "probe"},
-        "sourceInfo": {"path": format!("/home/{secret}/x.ts"), "source": "auto", "scope": "user", "baseDir": format!("/{secret}")}
-    }]))
-    .unwrap();
-    tools.extend(pcd_model::parse_inventory(&raw).unwrap().tools);
+    let tools = example_with_secret(secret);
     let start = |semantic: bool| {
         let mut pi = Pi::start_with(
             settings(

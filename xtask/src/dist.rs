@@ -312,7 +312,8 @@ pub fn dist(options: &Options) -> Result<Vec<Tarball>, DistError> {
     let platforms = platform_packages(&options.out, &platform, &version);
     let main_manifest = main_manifest(manifest, &platforms, &version, &main_files)?;
     // The model's files, verified, before anything is packed.
-    let model_files = stage_model(&stage.join(pinned::NPM_PACKAGE))?;
+    let model_dir = stage.join(pinned::NPM_PACKAGE);
+    let model_files = stage_model(&root, &model_dir)?;
     write(&main_dir.join("package.json"), &pretty(&main_manifest))?;
     write(
         &main_dir.join(NOTICE_FILE),
@@ -334,7 +335,6 @@ pub fn dist(options: &Options) -> Result<Vec<Tarball>, DistError> {
         &addon_notice(&root, &version, &platform, &crates)?,
     )?;
 
-    let model_dir = stage.join(pinned::NPM_PACKAGE);
     let mut tarballs = Vec::new();
     for (dir, files) in [
         (&main_dir, &main_files),
@@ -361,7 +361,7 @@ fn model_source() -> Result<PathBuf, DistError> {
 /// Stages the model package in `dir`: every pinned file, copied and then verified against its
 /// size and SHA-256 (a file that is not the pinned one is never packed), the licence files, the
 /// notice and the manifest. Returns the files it ships.
-fn stage_model(dir: &Path) -> Result<Vec<String>, DistError> {
+fn stage_model(root: &Path, dir: &Path) -> Result<Vec<String>, DistError> {
     let source = model_source()?;
     if dir.exists() {
         fs::remove_dir_all(dir).map_err(file_error(dir))?;
@@ -379,7 +379,6 @@ fn stage_model(dir: &Path) -> Result<Vec<String>, DistError> {
         })?;
         files.push(file.name.to_owned());
     }
-    let root = crate::workspace_root();
     for file in LICENCE_FILES {
         copy(&root.join(file), &dir.join(file))?;
         files.push(file.to_owned());

@@ -430,14 +430,7 @@ impl Layer {
             }
         }
         let mut attended = self.attention_out.product(merged, n)?;
-        for (row, input) in attended
-            .chunks_exact_mut(HIDDEN)
-            .zip(x.chunks_exact(HIDDEN))
-        {
-            for ((a, b), r) in row.iter_mut().zip(&self.attention_out.bias).zip(input) {
-                *a += b + r;
-            }
-        }
+        add_bias_and_residual(&mut attended, &self.attention_out.bias, &x);
         self.attention_norm.apply(&mut attended);
         let mut inner = self.intermediate.product(attended.clone(), n)?;
         for row in inner.chunks_exact_mut(INTERMEDIATE) {
@@ -446,15 +439,21 @@ impl Layer {
             }
         }
         let mut out = self.output.product(inner, n)?;
-        for (row, input) in out
-            .chunks_exact_mut(HIDDEN)
-            .zip(attended.chunks_exact(HIDDEN))
-        {
-            for ((a, b), r) in row.iter_mut().zip(&self.output.bias).zip(input) {
-                *a += b + r;
-            }
-        }
+        add_bias_and_residual(&mut out, &self.output.bias, &attended);
         self.output_norm.apply(&mut out);
         Ok(out)
+    }
+}
+
+/// Adds `bias` to every row of `rows` (`[n, HIDDEN]`) and `residual` (the same shape) to it: the
+/// step before each layer norm.
+fn add_bias_and_residual(rows: &mut [f32], bias: &[f32], residual: &[f32]) {
+    for (row, input) in rows
+        .chunks_exact_mut(HIDDEN)
+        .zip(residual.chunks_exact(HIDDEN))
+    {
+        for ((a, b), r) in row.iter_mut().zip(bias).zip(input) {
+            *a += b + r;
+        }
     }
 }

@@ -135,21 +135,7 @@ impl Session {
         texts.push(text.to_owned());
         texts.extend(set.candidates.iter().map(semantic::candidate_text));
         let first_prompt = (boundary == Boundary::InitialPrompt).then(|| text.to_owned());
-        self.next_job += 1;
-        let id = self.next_job;
-        self.jobs.insert(
-            id,
-            PendingJob {
-                round_id,
-                generation: self.generation,
-                mode: self.settings.tools.mode,
-                boundary,
-                set,
-                requests: Vec::new(),
-                first_prompt,
-                lazy: None,
-            },
-        );
+        let id = self.pend(round_id, boundary, set, Vec::new(), first_prompt, None);
         self.embedding.pending.insert(id, lexical.clone());
         effects.push(Effect::Embed(SemanticJob {
             id,
@@ -189,17 +175,12 @@ impl Session {
         let Some(pending) = self.jobs.remove(&job) else {
             return Vec::new();
         };
-        let round = pending.round_id.clone();
-        let mut effects =
-            self.finish_job(pending, Ok(scores.into_iter().map(Some).collect()), active);
-        // The note follows the round's last entry, when the round was recorded.
-        let last_part = effects.iter().rposition(
-            |e| matches!(e, Effect::AppendEntry(d) if d["round"].as_str() == Some(&round)),
-        );
-        if let Some(at) = last_part {
-            effects.insert(at + 1, Effect::RecordScorer(scorer_note(&round, name)));
-        }
-        effects
+        self.finish_job(
+            pending,
+            Ok(scores.into_iter().map(Some).collect()),
+            Some(name),
+            active,
+        )
     }
 }
 

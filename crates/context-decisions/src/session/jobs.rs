@@ -23,14 +23,31 @@ impl Session {
             &set.candidates,
             self.settings.decision.batch_size as usize,
         );
-        self.next_job += 1;
+        let bodies = requests.iter().map(|r| r.body.clone()).collect();
+        let id = self.pend(round_id, boundary, set, requests, first_prompt, lazy);
         let job = DecisionJob {
-            id: self.next_job,
+            id,
             instructions: INSTRUCTIONS,
-            requests: requests.iter().map(|r| r.body.clone()).collect(),
+            requests: bodies,
         };
+        effects.push(Effect::Decide(job.clone()));
+        job
+    }
+
+    /// Keeps a round pending under the current generation and mode as a new job (a model's, or
+    /// a semantic one with no requests), and returns the job's id.
+    pub(super) fn pend(
+        &mut self,
+        round_id: String,
+        boundary: Boundary,
+        set: CandidateSet,
+        requests: Vec<DecisionRequest>,
+        first_prompt: Option<String>,
+        lazy: Option<(String, pcd_gate::RequestId)>,
+    ) -> u64 {
+        self.next_job += 1;
         self.jobs.insert(
-            job.id,
+            self.next_job,
             PendingJob {
                 round_id,
                 generation: self.generation,
@@ -42,8 +59,7 @@ impl Session {
                 lazy,
             },
         );
-        effects.push(Effect::Decide(job.clone()));
-        job
+        self.next_job
     }
 
     /// The answers to a [`DecisionJob`], one per request in order: finishes its round. A round
@@ -74,14 +90,16 @@ impl Session {
             return Vec::new();
         };
         let scores = collect_scores(&pending, answers);
-        self.finish_job(pending, scores, active)
+        self.finish_job(pending, scores, None, active)
     }
 
-    /// Finishes a job's round with its scores (or its failure): commits it, or reports why not.
+    /// Finishes a job's round with its scores (or its failure): commits it, with the scorer
+    /// note when `scorer` names the embedded scorer's, or reports why not.
     pub(super) fn finish_job(
         &mut self,
         pending: PendingJob,
         scores: Result<Vec<Option<f64>>, RoundFailure>,
+        scorer: Option<&'static str>,
         active: &[String],
     ) -> Vec<Effect> {
         let mut effects = Vec::new();
@@ -122,7 +140,7 @@ impl Session {
                     rounds::mark_first_prompt(&mut round);
                     self.first_prompt_text = pending.first_prompt.clone();
                 }
-                self.commit(round, &mut effects);
+                self.commit_scored_by(round, scorer, &mut effects);
                 if let Some((_, id)) = pending.lazy {
                     self.lazy.committed(id);
                 }
