@@ -816,6 +816,9 @@ pub fn evaluate(
     );
     out.insert("index_build_ms".into(), json!(round_ms(build_ms)));
     let at_default = Selection::at(&scored, threshold, &universe);
+    // Every prompt's cap's worth of best candidates (any positive score): the most any threshold
+    // could make available with this ranking.
+    let reach = Selection::at(&scored, f64::MIN_POSITIVE, &universe);
     out.insert(
         "selection".into(),
         json!({
@@ -825,13 +828,20 @@ pub fn evaluate(
             "precision": round(at_default.precision()),
             "exposed_per_prompt": round(at_default.exposed_per_prompt()),
             "withheld_share": round(at_default.withheld / at_default.labelled.max(1) as f64),
+            "reach_recall": round(reach.recall()),
         }),
     );
     if let Some(share) = at_default.nothing_exposed_share() {
         out.insert("irrelevance_prompts".into(), json!(at_default.irrelevant));
         out.insert("nothing_exposed_share".into(), round(share));
     }
-    let everyday = everyday_json(&at_default);
+    let mut everyday = everyday_json(&at_default);
+    if reach.needs_prompts > 0 {
+        everyday.insert(
+            "needs_within_cap_share".into(),
+            round(reach.needs_prompts_met as f64 / reach.needs_prompts as f64),
+        );
+    }
     if !everyday.is_empty() {
         out.insert("everyday".into(), Value::Object(everyday));
     }
@@ -967,6 +977,7 @@ pub fn report(set_dir: &Path, value: &Value) -> String {
             precision: g(sel, "precision"),
             exposed_per_prompt: g(sel, "exposed_per_prompt"),
             withheld_share: g(sel, "withheld_share"),
+            reach_recall: g(sel, "reach_recall"),
         },
         irrelevance: share(value, "nothing_exposed_share", "irrelevance_prompts"),
         calibration: pcd_ui_text::EvalCalibration {
@@ -996,6 +1007,7 @@ pub fn report(set_dir: &Path, value: &Value) -> String {
                 "near_miss_nothing_exposed_share",
                 "near_miss_prompts",
             ),
+            needs_within_cap: share(day, "needs_within_cap_share", "needs_prompts"),
         },
         sweep: sweep_rows(value),
     });
@@ -1249,15 +1261,23 @@ fn comparison_rows(value: &Value) -> Vec<pcd_ui_text::ScorerComparisonRow> {
         }
         v.as_f64()
     };
-    let rows: [(&'static str, &[&str]); 11] = [
+    let rows: [(&'static str, &[&str]); 13] = [
         ("recall@5", &["recall@5"]),
         ("recall@10", &["recall@10"]),
         ("ndcg@10", &["ndcg@10"]),
         ("selection recall", &["selection", "recall"]),
         ("selection precision", &["selection", "precision"]),
         ("exposed per prompt", &["selection", "exposed_per_prompt"]),
+        (
+            "reach: recall within the cap",
+            &["selection", "reach_recall"],
+        ),
         ("irrelevance: nothing exposed", &["nothing_exposed_share"]),
         ("needs met", &["everyday", "needs_met_share"]),
+        (
+            "reach: needs within the cap",
+            &["everyday", "needs_within_cap_share"],
+        ),
         (
             "coding-only: nothing exposed",
             &["everyday", "coding_nothing_exposed_share"],
@@ -1514,6 +1534,18 @@ mod tests {
             (5, 3, 1)
         );
         assert_eq!(all.irrelevant_nothing, 0);
+        // The ranking's reach counts only candidates with a positive score: one scored 0 is
+        // ranked after every other and is never made available.
+        let zero = [prompt(
+            true,
+            vec![vec![1]],
+            true,
+            None,
+            None,
+            vec![(0, 0.2), (1, 0.0)],
+        )];
+        let reach = Selection::at(&zero, f64::MIN_POSITIVE, &universe);
+        assert_eq!((reach.selected, reach.needs_found), (1, 0));
         // Without any topic on the candidates, no prompt is counted for topics.
         let untopical = Universe {
             topics: vec![vec![]; 4],
@@ -1741,6 +1773,21 @@ mod tests {
         assert_eq!(v["everyday"]["unrelated_topic_share"], 0.0);
         assert_eq!(v["everyday"]["coding_nothing_exposed_share"], 1.0);
         assert_eq!(v["everyday"]["near_miss_nothing_exposed_share"], 1.0);
+        // The ranking's reach does not depend on the threshold: it is what the cap's worth of
+        // best candidates with a positive score would make available.
+        let lowest = evaluate(&set, &options(Mode::Tools, f64::MIN_POSITIVE, 6), |_, _| {});
+        for t in [1.0, 0.625] {
+            let v = evaluate(&set, &options(Mode::Tools, t, 6), |_, _| {});
+            assert_eq!(
+                v["selection"]["reach_recall"],
+                lowest["selection"]["recall"]
+            );
+            assert_eq!(
+                v["everyday"]["needs_within_cap_share"],
+                lowest["everyday"]["needs_met_share"]
+            );
+        }
+        assert!(lowest["selection"]["recall"].as_f64().unwrap() > 0.0);
 
         // Groups: tracker {issues}, mail {mail}, misc {weather, deploy, oncall, database}.
         let v = evaluate(&set, &options(Mode::Mcp, 0.0, 1000), |_, _| {});

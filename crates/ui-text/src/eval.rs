@@ -39,6 +39,9 @@ pub struct EvalSelection {
     pub exposed_per_prompt: f64,
     /// The share of the candidates' definition text not exposed (0 to 1).
     pub withheld_share: f64,
+    /// Relevant candidates among each prompt's cap's worth of best-ranked ones (any positive
+    /// score), of all relevant ones: the most recall any threshold could give this ranking.
+    pub reach_recall: f64,
 }
 
 /// What `eval` measured, for [`eval_report`].
@@ -119,6 +122,9 @@ pub struct EvalEveryday {
     pub coding_nothing_exposed: EvalShare,
     /// Near-miss irrelevance prompts that expose nothing.
     pub near_miss_nothing_exposed: EvalShare,
+    /// Labelled prompts with needs whose every need ranks among the cap's worth of best
+    /// candidates: the most prompts any threshold could meet with this ranking.
+    pub needs_within_cap: EvalShare,
 }
 
 /// The selection at one threshold of `eval --sweep`.
@@ -183,6 +189,11 @@ pub fn eval_report(r: &EvalReport) -> String {
         sel.exposed_per_prompt,
         100.0 * sel.withheld_share,
     );
+    let _ = writeln!(
+        s,
+        "within the cap at any threshold (the ranking's reach): recall {:.3}",
+        sel.reach_recall,
+    );
     if let Some((share, prompts)) = r.irrelevance {
         let _ = writeln!(
             s,
@@ -217,6 +228,10 @@ fn everyday(s: &mut String, e: &EvalEveryday, mode: &str) {
         (
             "near-miss prompts with nothing exposed",
             e.near_miss_nothing_exposed,
+        ),
+        (
+            "labelled prompts whose every need ranks within the cap (the most any threshold meets)",
+            e.needs_within_cap,
         ),
     ];
     for (what, share) in lines {
@@ -459,6 +474,7 @@ mod tests {
                 precision: 0.3,
                 exposed_per_prompt: 2.345,
                 withheld_share: 0.9987,
+                reach_recall: 0.875,
             },
             irrelevance: Some((0.25, 40)),
             calibration: EvalCalibration {
@@ -481,6 +497,7 @@ mod tests {
                 unrelated_topic: Some((0.0375, 80)),
                 coding_nothing_exposed: Some((0.975, 40)),
                 near_miss_nothing_exposed: Some((0.6, 20)),
+                needs_within_cap: Some((0.95, 80)),
             },
             sweep: vec![
                 EvalSweepRow {
