@@ -155,3 +155,57 @@ fn without_usable_weights_pick_scores_lexically_says_why_and_grants_nothing_more
     }
     let _ = std::fs::remove_dir_all(&empty);
 }
+
+/// A stack trace and log lines such as a user pastes around a request.
+const PASTED_LOG: &str = "Traceback (most recent call last):
+  File \"/srv/app/worker/main.py\", line 212, in run_batch
+    result = pipeline.process(chunk, retries=3)
+  File \"/srv/app/worker/pipeline.py\", line 88, in process
+    rows = self._transform(rows)
+  File \"/srv/app/worker/pipeline.py\", line 163, in _normalise
+    value = Decimal(row[\"amount\"]).quantize(Decimal(\"0.01\"))
+decimal.InvalidOperation: [<class 'decimal.ConversionSyntax'>]
+2026-11-28 14:02:11,443 WARNING worker.main batch 7781 failed after 3 attempts, moving on";
+
+#[test]
+fn a_request_next_to_a_pasted_log_is_read_as_if_alone() {
+    // Before the prompt's paragraphs were read one by one, the log's terms drowned the request:
+    // nothing was made available for either.
+    for (prompt, tool) in [
+        (
+            format!("{PASTED_LOG}\n\nTranslate the release notes into German"),
+            "translate_text",
+        ),
+        (
+            format!(
+                "Where's the on-call schedule for the checkout service? The worker died \
+                 overnight:\n\n{PASTED_LOG}"
+            ),
+            "mcp__dev_radius__page_oncall",
+        ),
+    ] {
+        for (v, scorer) in picks(&prompt) {
+            let names = available(&v);
+            assert!(names.iter().any(|n| n == tool), "{scorer}: {names:?}");
+            assert!(names.len() <= 3, "{scorer}: {names:?}");
+        }
+    }
+    // The same log around a question about the code exposes nothing.
+    for (v, scorer) in picks(&format!("{PASTED_LOG}\n\nwhy does this fail? fix it")) {
+        assert_eq!(available(&v), Vec::<String>::new(), "{scorer}");
+    }
+}
+
+#[test]
+fn of_a_prompt_longer_than_the_bound_the_end_is_read() {
+    // Far more pasted text than a decision reads, then the request: the request is what stays.
+    let prompt = format!(
+        "{}\n\nTranslate the release notes into German",
+        PASTED_LOG.repeat(20)
+    );
+    assert!(prompt.chars().count() > context_decisions::session::MAX_TASK_TEXT_CHARS);
+    for (v, scorer) in picks(&prompt) {
+        let names = available(&v);
+        assert!(names.iter().any(|n| n == "translate_text"), "{scorer}: {names:?}");
+    }
+}

@@ -15,12 +15,8 @@ use pcd_picker::candidates::{candidates, Available, CandidateKey, Exempt};
 use pcd_picker::embedded::{self, EmbeddedIndex, Evidence};
 use pcd_picker::request::{build_requests, parse_answer, Cancellation, DecisionModel, ModelError};
 use pcd_picker::round::{rounded, select, Outcome};
-use pcd_picker::text::bounded;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-
-/// The longest prompt the picker reads, in characters (the rest is ignored).
-pub const MAX_PROMPT_CHARS: usize = 4000;
 
 /// The `pick` command's arguments.
 #[derive(Debug, clap::Args)]
@@ -342,7 +338,9 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         Mode::Tools => decision.max_new_tools,
         Mode::Mcp => decision.max_new_groups,
     } as usize;
-    let prompt = bounded(&args.prompt, MAX_PROMPT_CHARS);
+    // Bounded as the Session bounds a prompt (its end kept, line breaks too: the scorer reads a
+    // request's paragraphs one by one).
+    let prompt = crate::session::bounded_text(&args.prompt);
     tracing::info!(
         tools = inventory.tools.len(),
         candidates = set.candidates.len(),

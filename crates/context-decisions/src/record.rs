@@ -17,7 +17,7 @@
 //!   built-in provenance as Pi assigns it, otherwise the derived extension name (as a synthetic
 //!   `<inline:NAME>` path) and the scope. Never parameter schemas, annotations, namespace
 //!   instructions, provenance paths, package sources or base directories;
-//! - **the user's prompts**, bounded to [`MAX_TASK_TEXT_CHARS`] as the Session bounds the text
+//! - **the user's prompts**, bounded to their last [`MAX_TASK_TEXT_CHARS`](crate::session::MAX_TASK_TEXT_CHARS) as the Session bounds the text
 //!   it decides from: without them a pick cannot be reproduced. Anyone given a recording can
 //!   read those prompts; review it before sharing;
 //! - from the branch: ledger entries (names only), the ids and order of entries, which entries
@@ -39,7 +39,6 @@
 use crate::session::{
     effects_json, Answer, BoundaryEvent, BoundaryKind, BranchRead, CallOutcome, DecisionJob,
     Effect, InventoryRead, ModelError, SettingsRead, StartEvent, StartReason, ToolCallEvent,
-    MAX_TASK_TEXT_CHARS,
 };
 use pcd_gate::ProjectRead;
 use pcd_model::{extension_name, Settings, SourceScope, ToolInfo};
@@ -369,7 +368,7 @@ impl Recorder {
                 match kind {
                     BoundaryKind::Prompt { text: Some(text) } => json!({
                         "type": "before_agent_start",
-                        "prompt": text.chars().take(MAX_TASK_TEXT_CHARS).collect::<String>(),
+                        "prompt": crate::session::bounded_text(text),
                     }),
                     BoundaryKind::Prompt { text: None } => {
                         json!({"type": "before_agent_start", "messageType": "custom"})
@@ -671,7 +670,7 @@ fn recorded_branch(branch: &BranchRead) -> Value {
                 if user {
                     let text = if first.as_deref() == Some(id.as_str()) {
                         crate::session::user_text(entry)
-                            .map(|t| t.chars().take(MAX_TASK_TEXT_CHARS).collect::<String>())
+                            .map(|t| crate::session::bounded_text(&t))
                             .unwrap_or_default()
                     } else {
                         String::new()

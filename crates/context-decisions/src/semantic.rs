@@ -228,14 +228,18 @@ pub fn scores(
     let Some((model, vectors)) = semantic else {
         return (lexical, ScorerUsed::Lexical(String::new()));
     };
-    let Some(p) = model.vector(prompt) else {
+    let Some(prompts) = embedded::prompt_texts(prompt)
+        .into_iter()
+        .map(|text| model.vector(text))
+        .collect::<Option<Vec<_>>>()
+    else {
         return (
             lexical,
             ScorerUsed::Lexical(pcd_ui_text::SEMANTIC_PROMPT_FAILED.to_owned()),
         );
     };
     (
-        semantic::scores_from_vectors(&lexical, &p, vectors, embedded::names_a_file(prompt)),
+        semantic::scores_from_vectors(&lexical, &prompts, vectors, embedded::names_a_file(prompt)),
         ScorerUsed::Fused,
     )
 }

@@ -53,8 +53,8 @@ use pcd_ui_text::{
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-/// The longest user text a decision is made from, in characters; the rest of a long prompt is
-/// detail that does not change which tools are relevant.
+/// The longest user text a decision is made from, in characters: of a longer prompt, its end
+/// ([`bounded_text`]); the rest is detail that does not change which tools are relevant.
 pub const MAX_TASK_TEXT_CHARS: usize = 4000;
 
 /// One Pi session's state. See the module documentation.
@@ -136,8 +136,12 @@ struct PendingJob {
     lazy: Option<(String, pcd_gate::RequestId)>,
 }
 
-fn bounded_text(text: &str) -> String {
-    text.chars().take(MAX_TASK_TEXT_CHARS).collect()
+/// The user text a decision is made from: its last [`MAX_TASK_TEXT_CHARS`] characters, since the
+/// latest instruction is usually last (after a pasted log or stack trace), as a decision request
+/// keeps it.
+pub fn bounded_text(text: &str) -> String {
+    let skip = text.chars().count().saturating_sub(MAX_TASK_TEXT_CHARS);
+    text.chars().skip(skip).collect()
 }
 
 /// The text of a user message entry (`content` as a string or as text parts).

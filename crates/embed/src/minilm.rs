@@ -20,20 +20,30 @@ const POSITIONS: usize = 512;
 const LAYER_NORM_EPS: f64 = 1e-12;
 
 /// The longest input in tokens (with `[CLS]` and `[SEP]`): a longer text is embedded from its
-/// first 94 word pieces (about 70 English words). all-MiniLM-L6-v2 was trained on sequences of
-/// 128 word pieces and sentence-transformers runs it at up to 256 (`max_seq_length`), but a
-/// prompt's embedding is waited for and its cost grows faster than its length: the encoder takes
-/// 17 ms on two cores at 96 tokens, 23 ms at 128, 54 ms at 256 (BENCHMARKS.md, issue 16's
-/// latency), and what the eval sets' prompts are given at the defaults is the same at 96 as at
-/// 256. The same bound applies to
-/// every text, prompts and candidates alike, so their vectors are of the same kind;
-/// [`MiniLm::vectors_key`] names it.
+/// first 47 and its last 47 word pieces (about 35 English words each), so a request before or
+/// after a pasted log is read either way. all-MiniLM-L6-v2 was trained on sequences of 128 word
+/// pieces and sentence-transformers runs it at up to 256 (`max_seq_length`), but a prompt's
+/// embedding is waited for and its cost grows faster than its length: the encoder takes 17 ms on
+/// two cores at 96 tokens, 23 ms at 128, 54 ms at 256 (BENCHMARKS.md, issue 16's latency), and
+/// what the eval sets' prompts are given at the defaults is the same at 96 as at 256. The same
+/// bound applies to every text, prompts and candidates alike, so their vectors are of the same
+/// kind; [`MiniLm::vectors_key`] names it.
 pub const MAX_TOKENS: usize = 96;
+
+/// Of a text longer than [`MAX_TOKENS`], how many of its first word pieces are read (the rest
+/// of the bound, less `[CLS]` and `[SEP]`, are its last ones).
+const HEAD_TOKENS: usize = (MAX_TOKENS - 2) / 2;
+
+/// The most characters of a text the tokenizer reads: a longer text is read from its first and
+/// last halves of this (word pieces past the bound are dropped anyway; this bounds the
+/// tokenizer's work).
+const MAX_TEXT_CHARS: usize = 16_384;
 
 /// What besides the weights decides a vector: this encoder's arithmetic and the bound. It is part
 /// of [`MiniLm::vectors_key`], so cached vectors from another bound or another implementation are
 /// never mixed with these. Change it whenever a vector could change.
-const ENCODER: &str = "pcd-embed encoder 2 (fused f32, at most 96 tokens)";
+const ENCODER: &str =
+    "pcd-embed encoder 3 (fused f32, at most 96 tokens: the first 47 and the last 47 word pieces)";
 
 /// [`MiniLm::vectors_key`], built once.
 static VECTORS_KEY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
@@ -90,10 +100,7 @@ impl MiniLm {
             }
         })?;
         tokenizer
-            .with_truncation(Some(tokenizers::TruncationParams {
-                max_length: MAX_TOKENS,
-                ..Default::default()
-            }))
+            .with_truncation(None)
             .map_err(|_| EmbedError::Malformed {
                 file: FILES[1].name,
             })?;
@@ -115,14 +122,23 @@ impl MiniLm {
         VECTORS_KEY.get_or_init(|| format!("{MODEL_SHA256} {ENCODER}"))
     }
 
-    /// The token ids the model reads for `text` (with `[CLS]` and `[SEP]`, truncated to
-    /// [`MAX_TOKENS`]).
+    /// The token ids the model reads for `text` (with `[CLS]` and `[SEP]`): of a text longer
+    /// than [`MAX_TOKENS`], its first and last word pieces.
     pub fn token_ids(&self, text: &str) -> Result<Vec<u32>, EmbedError> {
+        let text = within_chars(text);
         let encoding = self
             .tokenizer
-            .encode(text, true)
+            .encode(text.as_ref(), true)
             .map_err(|_| EmbedError::Tokenizer)?;
-        Ok(encoding.get_ids().to_vec())
+        let ids = encoding.get_ids();
+        if ids.len() <= MAX_TOKENS {
+            return Ok(ids.to_vec());
+        }
+        let tail = MAX_TOKENS - 2 - HEAD_TOKENS;
+        let mut bounded = Vec::with_capacity(MAX_TOKENS);
+        bounded.extend_from_slice(&ids[..1 + HEAD_TOKENS]);
+        bounded.extend_from_slice(&ids[ids.len() - 1 - tail..]);
+        Ok(bounded)
     }
 
     /// The unit-length vector of `text`. Each text is encoded alone, so its vector never depends
@@ -139,6 +155,21 @@ impl MiniLm {
         self.encoder
             .embed_ids(ids)
             .map_err(|_| EmbedError::Inference)
+    }
+}
+
+/// `text`, or of a text of more than [`MAX_TEXT_CHARS`] characters its first and last halves of
+/// that, joined by a space.
+fn within_chars(text: &str) -> std::borrow::Cow<'_, str> {
+    let half = MAX_TEXT_CHARS / 2;
+    let Some((head_end, _)) = text.char_indices().nth(half) else {
+        return text.into();
+    };
+    match text.char_indices().rev().nth(half - 1) {
+        Some((tail_start, _)) if tail_start > head_end => {
+            format!("{} {}", &text[..head_end], &text[tail_start..]).into()
+        }
+        _ => text.into(),
     }
 }
 

@@ -51,12 +51,15 @@ fn tokens_and_vectors_match_the_upstream_runtime() {
         .zip(&reference.ids)
         .zip(&reference.vectors)
     {
-        // The reference runs at sentence-transformers' 256 tokens; past MAX_TOKENS the text is
-        // cut to its first word pieces and closed with [SEP], as the tokenizer truncates.
+        // The reference runs at sentence-transformers' 256 tokens (every reference text fits);
+        // past MAX_TOKENS the model reads the first 47 and the last 47 word pieces between
+        // [CLS] and [SEP].
         let mut bounded = ids.clone();
         if bounded.len() > MAX_TOKENS {
-            bounded.truncate(MAX_TOKENS - 1);
-            bounded.push(ids[ids.len() - 1]);
+            let head = (MAX_TOKENS - 2) / 2;
+            bounded = ids[..1 + head].to_vec();
+            bounded.extend_from_slice(&ids[ids.len() - (MAX_TOKENS - 1 - head)..]);
+            assert_eq!(bounded.len(), MAX_TOKENS);
         }
         assert_eq!(
             model.token_ids(text).unwrap(),
@@ -81,6 +84,34 @@ fn tokens_and_vectors_match_the_upstream_runtime() {
     assert!(
         reference.ids.iter().any(|ids| ids.len() > MAX_TOKENS),
         "a reference text is longer than the bound"
+    );
+}
+
+#[test]
+fn a_long_text_is_read_from_both_ends() {
+    let Some(dir) = model_dir() else { return };
+    let model = MiniLm::load(&dir).unwrap();
+    let log = "    at Worker.process (src/queue.js:10:5)\n".repeat(40);
+    let after = |request: &str| model.embed(&format!("{log}\n{request}")).unwrap();
+    let before = |request: &str| model.embed(&format!("{request}\n\n{log}")).unwrap();
+    assert_eq!(
+        model.token_ids(&format!("{log}x")).unwrap().len(),
+        MAX_TOKENS
+    );
+    // A request after the log, and one before it, both change what is read.
+    assert_ne!(
+        after("is it chilly in Porto"),
+        after("restart the billing deployment")
+    );
+    assert_ne!(
+        before("is it chilly in Porto"),
+        before("restart the billing deployment")
+    );
+    // A text far past the tokenizer's bound is still read, from both ends.
+    let huge = "word ".repeat(10_000);
+    assert_ne!(
+        model.embed(&format!("{huge}weather")).unwrap(),
+        model.embed(&format!("{huge}deploy")).unwrap()
     );
 }
 

@@ -599,11 +599,26 @@ impl EmbeddedIndex {
     }
 
     /// Every candidate's score in [0, 1] for `prompt`, in candidate order; 0 for a candidate that
-    /// shares no term with it. Scores never rise down the ranking by raw evidence (a calibration
-    /// that is not [monotone](Calibration::is_monotone), the shipped one among them, is capped
-    /// so), so the calibration decides how far down the ranking the threshold reaches, never the
-    /// order.
+    /// shares no term with it. What is read is what a decision request carries of the prompt
+    /// ([`prompt_texts`]): the prompt, and when it has several blocks (paragraphs, fenced code)
+    /// each block too, a candidate scoring its best over them, so a request next to a pasted log
+    /// is read as if alone. Over one text, scores never rise down the ranking by raw evidence (a
+    /// calibration that is not [monotone](Calibration::is_monotone), the shipped one among them,
+    /// is capped so), so the calibration decides how far down the ranking the threshold reaches,
+    /// never the order.
     pub fn scores(&self, prompt: &str) -> Vec<f64> {
+        let texts = prompt_texts(prompt);
+        let mut best = self.text_scores(texts[0]);
+        for text in &texts[1..] {
+            for (b, s) in best.iter_mut().zip(self.text_scores(text)) {
+                *b = b.max(s);
+            }
+        }
+        best
+    }
+
+    /// [`EmbeddedIndex::scores`] over one text.
+    fn text_scores(&self, prompt: &str) -> Vec<f64> {
         let monotone = self.calibration.is_monotone();
         let evidence =
             self.evidence_in_context(prompt, !monotone || self.calibration.log_rank != 0.0);
@@ -648,6 +663,14 @@ const FILE_ENDINGS: &[&str] = &[
     "lock", "md", "mjs", "php", "proto", "py", "rb", "rs", "scss", "sh", "sql", "swift", "tf",
     "toml", "ts", "tsx", "yaml", "yml",
 ];
+
+/// What the embedded scorer reads of a prompt, lexically and semantically alike: the part a
+/// decision request carries ([`request::latest_text`](crate::request::latest_text)), then, when
+/// that has more than one block, each [block](crate::text::blocks) (the first is always that
+/// whole text).
+pub fn prompt_texts(prompt: &str) -> Vec<&str> {
+    crate::text::prompt_texts(crate::request::latest_text(prompt))
+}
 
 /// Whether `prompt` names a file in the working tree: a word (quotes, brackets and trailing
 /// punctuation trimmed) that is not a URL and whose last path segment is `stem.ending` with a

@@ -46,13 +46,20 @@ pub struct DecisionRequest {
     pub body: String,
 }
 
-fn bounded_tail(text: &str, max_chars: usize) -> String {
-    let count = text.chars().count();
-    if count <= max_chars {
-        return bounded(text, max_chars);
+/// The part of the user's text a request carries: its last [`MAX_PROMPT_CHARS`] characters
+/// (less one, for the `…` a request puts before a cut text), as written (a request also turns
+/// control characters into spaces). The embedded scorer reads exactly this, as any decision
+/// model would.
+pub fn latest_text(text: &str) -> &str {
+    if text.char_indices().rev().nth(MAX_PROMPT_CHARS).is_none() {
+        return text; // at most MAX_PROMPT_CHARS characters: carried whole
     }
-    let tail: String = text.chars().skip(count - (max_chars - 1)).collect();
-    format!("…{}", bounded(&tail, max_chars))
+    let start = text
+        .char_indices()
+        .rev()
+        .nth(MAX_PROMPT_CHARS - 2)
+        .map_or(0, |(i, _)| i);
+    &text[start..]
 }
 
 fn push_str(out: &mut Vec<u8>, s: &str) {
@@ -65,7 +72,12 @@ pub fn build_requests(
     candidates: &[Candidate],
     batch_size: usize,
 ) -> Vec<DecisionRequest> {
-    let prompt = bounded_tail(prompt, MAX_PROMPT_CHARS);
+    let latest = latest_text(prompt);
+    let prompt = if latest.len() == prompt.len() {
+        bounded(prompt, MAX_PROMPT_CHARS)
+    } else {
+        format!("…{}", bounded(latest, MAX_PROMPT_CHARS))
+    };
     let size = batch_size.clamp(1, MAX_BATCH);
     let mut out = Vec::with_capacity(candidates.len().div_ceil(size));
     for (batch_no, batch) in candidates.chunks(size).enumerate() {
@@ -429,6 +441,19 @@ mod tests {
         assert_eq!(rs.len(), 1000 / MAX_BATCH);
         assert!(rs.iter().all(|r| r.ids.len() <= MAX_BATCH));
         assert_eq!(rs[0].prompt.chars().count(), MAX_PROMPT_CHARS);
+        // What the embedded scorer reads is what the request carries, before `…` and the
+        // control characters' spaces.
+        let latest = latest_text(&long);
+        assert_eq!(latest.chars().count(), MAX_PROMPT_CHARS - 1);
+        assert_eq!(
+            rs[0].prompt,
+            format!("…{}", bounded(latest, MAX_PROMPT_CHARS))
+        );
+        let exact: String = long.chars().take(MAX_PROMPT_CHARS).collect();
+        assert_eq!(latest_text(&exact), exact);
+        let wide = format!("{}Z", "é".repeat(3000));
+        assert_eq!(latest_text(&wide).chars().count(), MAX_PROMPT_CHARS - 1);
+        assert!(latest_text(&wide).ends_with("éZ"));
         assert!(rs[0].prompt.ends_with("LATEST"));
         // Ids are unique across batches and map back to candidate order.
         assert_eq!(rs[1].ids[0], (MAX_BATCH, format!("c{}", MAX_BATCH + 1)));

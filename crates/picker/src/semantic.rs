@@ -215,16 +215,26 @@ pub fn fused_scores(
     scores
 }
 
-/// The shipped fused scores from vectors: each candidate's cosine with the prompt's vector, fused
+/// The shipped fused scores from vectors: each candidate's cosine with the prompt's vectors (the
+/// best over the texts [`embedded::prompt_texts`](crate::embedded::prompt_texts) gives), fused
 /// with its lexical score ([`fused_scores`] with the shipped calibration). The one place every
 /// host (the program, the Session's semantic jobs) turns vectors into scores.
 pub fn scores_from_vectors(
     lexical: &[f64],
-    prompt: &[f32],
+    prompts: &[Vec<f32>],
     candidates: &[Vec<f32>],
     local_file: bool,
 ) -> Vec<f64> {
-    let cosines: Vec<f64> = candidates.iter().map(|v| cosine(prompt, v)).collect();
+    let cosines: Vec<f64> = candidates
+        .iter()
+        .map(|v| {
+            prompts
+                .iter()
+                .map(|p| cosine(p, v))
+                .fold(f64::NEG_INFINITY, f64::max)
+        })
+        .map(|c| if c.is_finite() { c } else { 0.0 })
+        .collect();
     fused_scores(lexical, &cosines, local_file, &FusedCalibration::default())
 }
 
@@ -283,6 +293,33 @@ mod tests {
         let plain = fused_scores(&[0.8, 0.1], &[0.5, 0.2], false, &calibration);
         let file = fused_scores(&[0.8, 0.1], &[0.5, 0.2], true, &calibration);
         assert!(file[0] < plain[0]);
+    }
+
+    #[test]
+    fn each_candidate_takes_its_best_cosine_over_the_prompt_texts() {
+        let unit = |i: usize| {
+            let mut v = vec![0.0f32; 4];
+            v[i] = 1.0;
+            v
+        };
+        let candidates = [unit(0), unit(1)];
+        let lexical = [0.0, 0.0];
+        // The first text matches the first candidate, the second the second: each candidate's
+        // cosine is its best, 1 for both.
+        let both = scores_from_vectors(&lexical, &[unit(0), unit(1)], &candidates, false);
+        let calibration = FusedCalibration::default();
+        assert_eq!(
+            both,
+            fused_scores(&lexical, &[1.0, 1.0], false, &calibration)
+        );
+        let one = scores_from_vectors(&lexical, &[unit(1)], &candidates, false);
+        assert_eq!(
+            one,
+            fused_scores(&lexical, &[0.0, 1.0], false, &calibration)
+        );
+        assert!(scores_from_vectors(&lexical, &[], &candidates, false)
+            .iter()
+            .all(|s| s.is_finite()));
     }
 
     #[test]

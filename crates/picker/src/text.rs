@@ -266,6 +266,60 @@ pub fn bounded(text: &str, max_chars: usize) -> String {
     out
 }
 
+/// At most how many blocks of a prompt are scored on their own: the first two and the last two.
+pub const MAX_PROMPT_BLOCKS: usize = 4;
+
+/// The blocks of a prompt: its paragraphs (split at blank lines) and its fenced code blocks
+/// (from a line starting with three backticks to the next), each with at least two words of two
+/// letters or more, in order; of more than [`MAX_PROMPT_BLOCKS`], the first two and the last two.
+/// A request is usually a paragraph of its own next to what was pasted around it (a log, a stack
+/// trace, code), so each block can be read alone.
+pub fn blocks(prompt: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut in_fence = false;
+    let mut offset = 0;
+    for line in prompt.split_inclusive('\n') {
+        let trimmed = line.trim();
+        let fence = trimmed.starts_with("```");
+        if fence || (trimmed.is_empty() && !in_fence) {
+            if let Some(s) = start.take() {
+                out.push(&prompt[s..offset]);
+            }
+            in_fence ^= fence;
+        } else if start.is_none() {
+            start = Some(offset);
+        }
+        offset += line.len();
+    }
+    if let Some(s) = start {
+        out.push(&prompt[s..]);
+    }
+    out.retain(|block| {
+        block
+            .split(|c: char| !c.is_alphabetic())
+            .filter(|word| word.chars().nth(1).is_some())
+            .nth(1)
+            .is_some()
+    });
+    if out.len() > MAX_PROMPT_BLOCKS {
+        let keep = MAX_PROMPT_BLOCKS / 2;
+        out.drain(keep..out.len() - keep);
+    }
+    out
+}
+
+/// What the embedded scorer reads of a prompt: the prompt itself, then, when it has more than
+/// one [block](blocks), each block; a candidate's score is its best over them.
+pub fn prompt_texts(prompt: &str) -> Vec<&str> {
+    let parts = blocks(prompt);
+    let mut texts = vec![prompt];
+    if parts.len() > 1 {
+        texts.extend(parts);
+    }
+    texts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -382,5 +436,44 @@ mod tests {
         assert_eq!(bounded("abcd", 3), "ab…");
         assert_eq!(bounded("é\u{7}é\né", 10), "é é é");
         assert_eq!(bounded("ééééé", 2), "é…");
+    }
+
+    #[test]
+    fn blocks_are_paragraphs_and_fenced_code() {
+        let prompt = "search the tracker for this crash:\n```\nthread 'w' panicked at src/q.rs:2:1\n\nnote: run with backtrace\n```\n\n  \nand open an issue\n\n42\n";
+        assert_eq!(
+            blocks(prompt),
+            [
+                "search the tracker for this crash:\n",
+                "thread 'w' panicked at src/q.rs:2:1\n\nnote: run with backtrace\n",
+                "and open an issue\n",
+            ]
+        );
+        // One paragraph is one block, and the prompt is read whole only.
+        assert_eq!(
+            blocks("what's the weather\nin Porto?"),
+            ["what's the weather\nin Porto?"]
+        );
+        assert_eq!(
+            prompt_texts("what's the weather in Porto?"),
+            ["what's the weather in Porto?"]
+        );
+        assert_eq!(prompt_texts(prompt).len(), 4);
+        assert_eq!(prompt_texts(prompt)[0], prompt);
+        // No words, no block; an empty prompt is still read.
+        assert!(blocks("\n\n12 34\n\n").is_empty());
+        assert_eq!(prompt_texts(""), [""]);
+    }
+
+    #[test]
+    fn of_many_blocks_the_first_two_and_the_last_two_are_read() {
+        let prompt = (1..=7)
+            .map(|i| format!("paragraph number {i}"))
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        let read = blocks(&prompt);
+        assert_eq!(read.len(), MAX_PROMPT_BLOCKS);
+        assert!(read[0].contains("number 1") && read[1].contains("number 2"));
+        assert!(read[2].contains("number 6") && read[3].contains("number 7"));
     }
 }

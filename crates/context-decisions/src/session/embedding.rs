@@ -14,9 +14,13 @@ use pcd_picker::semantic;
 pub struct SemanticJob {
     /// The job, for [`Session::semantic_decided`].
     pub id: u64,
-    /// What is embedded: the prompt first, then each candidate's text (only what its decision
-    /// request carries, [`semantic::candidate_text`]), in candidate order.
+    /// What is embedded: first the prompt's texts (what its decision request carries, and each
+    /// block of it when it has several: [`pcd_picker::embedded::prompt_texts`]), then each
+    /// candidate's text (only what its decision request carries, [`semantic::candidate_text`]),
+    /// in candidate order.
     pub texts: Vec<String>,
+    /// How many of [`SemanticJob::texts`] are the prompt's (at least one).
+    pub prompts: usize,
     /// The lexical scorer's score of each candidate, in candidate order.
     pub lexical: Vec<f64>,
     /// Whether the prompt names a file (an input of the fused calibration).
@@ -28,13 +32,14 @@ impl SemanticJob {
     /// `None` when they are not all there (the round is then lexical). Pure: the same job and
     /// the same vectors always give the same scores.
     pub fn scores(&self, vectors: &[Vec<f32>]) -> Option<Vec<f64>> {
-        if vectors.len() != self.texts.len() || vectors.is_empty() {
+        if vectors.len() != self.texts.len() || self.prompts == 0 || vectors.len() < self.prompts {
             return None;
         }
+        let (prompts, candidates) = vectors.split_at(self.prompts);
         Some(semantic::scores_from_vectors(
             &self.lexical,
-            &vectors[0],
-            &vectors[1..],
+            prompts,
+            candidates,
             self.names_a_file,
         ))
     }
@@ -131,8 +136,11 @@ impl Session {
     ) {
         let tools = self.inventory.as_deref().unwrap_or_default();
         let lexical = rounds::embedded_scores(tools, &set.candidates, text);
-        let mut texts = Vec::with_capacity(set.candidates.len() + 1);
-        texts.push(text.to_owned());
+        let mut texts: Vec<String> = pcd_picker::embedded::prompt_texts(text)
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        let prompts = texts.len();
         texts.extend(set.candidates.iter().map(semantic::candidate_text));
         let first_prompt = (boundary == Boundary::InitialPrompt).then(|| text.to_owned());
         let id = self.pend(round_id, boundary, set, Vec::new(), first_prompt, None);
@@ -140,6 +148,7 @@ impl Session {
         effects.push(Effect::Embed(SemanticJob {
             id,
             texts,
+            prompts,
             lexical,
             names_a_file: pcd_picker::embedded::names_a_file(text),
         }));
@@ -193,6 +202,7 @@ mod tests {
         let job = SemanticJob {
             id: 1,
             texts: vec!["p".into(), "a".into(), "b".into()],
+            prompts: 1,
             lexical: vec![0.2, 0.0],
             names_a_file: false,
         };
@@ -202,5 +212,21 @@ mod tests {
         // The candidate whose vector is the prompt's ranks first, whatever the lexical score.
         assert!(once[1] > once[0], "{once:?}");
         assert_eq!(job.scores(&vectors[..2]), None);
+        // With two prompt texts, the second of which is the first candidate's: each candidate
+        // takes its best cosine, and it is the first candidate that now ranks first.
+        let two = SemanticJob {
+            texts: vec!["p".into(), "q".into(), "a".into(), "b".into()],
+            prompts: 2,
+            ..job
+        };
+        let vectors = vec![
+            vec![1.0, 0.0],
+            vec![0.0, 1.0],
+            vec![0.0, 1.0],
+            vec![1.0, 0.0],
+        ];
+        let both = two.scores(&vectors).unwrap();
+        assert!(both[0] >= both[1], "{both:?}");
+        assert_eq!(SemanticJob { prompts: 0, ..two }.scores(&vectors), None);
     }
 }
