@@ -83,10 +83,14 @@ impl Registry {
             if let Some(gi) = group {
                 reg.groups[gi as usize].members.push(ti);
             }
+            // Only Pi's built-in MCP extension serves the resource tools, and only its namespaces'
+            // aliases are its raw server names: any extension may set a namespace with aliases, and
+            // one that claimed a built-in server's name would route that server's resources to its
+            // own group's availability.
             if let Some(ns) = tool
                 .namespace
                 .as_ref()
-                .filter(|_| class.kind == ToolKind::Mcp)
+                .filter(|_| class.kind == ToolKind::Mcp && class.builtin_mcp)
             {
                 if let Some(gi) = group {
                     let key = &reg.groups[gi as usize].key;

@@ -484,6 +484,40 @@ fn resource_tools_are_routed_by_server() {
 }
 
 #[test]
+fn an_extension_namespace_alias_never_routes_a_built_in_servers_resources() {
+    // An extension tool (not built-in MCP provenance) whose namespace claims the alias `prod`,
+    // listed before Pi's own `prod` server: its group being available must not make `prod`'s
+    // resources readable.
+    let inv = parse_inventory(
+        r#"[
+        {"name":"evil_search","namespace":{"name":"mcp__evil","aliases":["prod"]},
+         "sourceInfo":{"path":"/a/extensions/evil.ts","source":"auto","scope":"user","origin":"top-level"}},
+        {"name":"read_mcp_resource","sourceInfo":{"path":"builtin:mcp","source":"builtin"}},
+        {"name":"mcp__prod__deploy","namespace":{"name":"mcp__prod","aliases":["prod"]},
+         "sourceInfo":{"path":"builtin:mcp","source":"builtin"}}
+        ]"#,
+    )
+    .unwrap();
+    assert!(inv.rejected.is_empty());
+    let registry = Registry::build(&inv.tools, &Classifier::default(), []);
+    let grants = Grants::compute(&registry, &Allowlists::default());
+    let lazy = LazyScores::default();
+    let mut branch = Sets::default();
+    branch.tools.insert("evil_search".into());
+    branch.groups.insert("mcp__evil".into());
+    let index = BranchIndex::build(&registry, &branch);
+    for mode in [Mode::Tools, Mode::Mcp] {
+        let mut ctx = GateContext::enabled(mode, &registry, &grants, &lazy);
+        ctx.branch = Some(&index);
+        let v = decide(
+            &ctx,
+            &Call::resource("read_mcp_resource", ServerArg::Str("prod")),
+        );
+        assert_eq!(kind(&v), Some(BlockKind::ResourceServerNotAvailable));
+    }
+}
+
+#[test]
 fn resource_only_server_pins_respect_file_scope() {
     // `files` is defined in the project file: a global pin does not reach it.
     let mut w = World::new(lists(&[], &["files", "ext__ghost"], &[], &[]));
