@@ -150,9 +150,16 @@ fn strip_script_extension(file: &str) -> Option<&str> {
     (!stem.is_empty() && SCRIPT_EXTENSIONS.contains(&ext)).then_some(stem)
 }
 
+/// The name without surrounding whitespace; a name that is only whitespace (a file ` .ts`, a
+/// folder ` `) is still a name, kept as it is (it gets a hashed key), so it cannot escape
+/// group-mode filtering as a tool with no usable provenance would.
 fn non_empty(s: &str) -> Option<String> {
-    let s = s.trim();
-    (!s.is_empty()).then(|| s.to_owned())
+    let trimmed = s.trim();
+    if !trimmed.is_empty() {
+        Some(trimmed.to_owned())
+    } else {
+        (!s.is_empty()).then(|| s.to_owned())
+    }
 }
 
 #[cfg(test)]
@@ -406,6 +413,21 @@ mod tests {
             ),
             // nothing usable
             ("", "", "package", None, None),
+            // a name that is only whitespace is still a name (never left unfiltered)
+            (
+                "/a/extensions/ /index.ts",
+                "auto",
+                "top-level",
+                Some("/a"),
+                Some(" "),
+            ),
+            (
+                "/a/extensions/\u{3000}.ts",
+                "auto",
+                "top-level",
+                None,
+                Some("\u{3000}"),
+            ),
         ];
         for (path, source, origin, base_dir, expected) in cases {
             let got = extension_name(&info(path, source, origin, *base_dir));
