@@ -163,24 +163,26 @@ function switchState(): "off" | "on" | "unknown" {
 	}
 }
 
-// The tool names the project allowlist pins (`alwaysAllowedTools`, and `alwaysAllowed` that the
-// file keeps for older readers); a project entry pins only a project-scope tool. None when the
-// file is absent or cannot be read.
+// The tool names the project allowlist pins (`alwaysAllowedTools` only: the file's
+// `alwaysAllowed` is another list, kept for older readers, and names no tool); a project entry
+// pins only a project-scope tool. None when the file is absent or cannot be read.
 function projectPins(cwd: unknown, tool: any): boolean {
 	if (typeof cwd !== "string" || tool?.sourceInfo?.scope !== "project") return false;
 	try {
 		const file = JSON.parse(readBounded(join(cwd, ".pi", "pi-context-decisions.json"), MAX_SETTINGS_FILE_BYTES));
-		return [file?.alwaysAllowedTools, file?.alwaysAllowed].some((list) => Array.isArray(list) && list.includes(tool.name));
+		return Array.isArray(file?.alwaysAllowedTools) && file.alwaysAllowedTools.includes(tool.name);
 	} catch {
 		return false;
 	}
 }
 
-// Built-in provenance, as Pi assigns it (never the tool's name); built-in MCP server tools are not
-// internal.
+// Built-in provenance, as Pi assigns it (never the tool's name), that may run without the addon:
+// not the built-in MCP server tools, and not the MCP resource tools either (they are routed by
+// the server they name, which cannot be checked without the addon: blocked while filtering is on).
 function isInternal(tool: any): boolean {
 	const info = tool?.sourceInfo;
 	if (info?.source !== "builtin" || typeof info?.path !== "string" || !info.path.startsWith("builtin:")) return false;
+	if (info.path === "builtin:mcp") return false;
 	return !(typeof tool?.namespace?.name === "string" && tool.namespace.name.startsWith("mcp__"));
 }
 

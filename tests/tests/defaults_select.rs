@@ -206,6 +206,9 @@ fn of_a_prompt_longer_than_the_bound_the_end_is_read() {
     assert!(prompt.chars().count() > context_decisions::session::MAX_TASK_TEXT_CHARS);
     for (v, scorer) in picks(&prompt) {
         let names = available(&v);
-        assert!(names.iter().any(|n| n == "translate_text"), "{scorer}: {names:?}");
+        assert!(
+            names.iter().any(|n| n == "translate_text"),
+            "{scorer}: {names:?}"
+        );
     }
 }

@@ -964,7 +964,7 @@ fn loads_from_a_settings_packages_entry() {
 /// keeps running, the person is warned once, and with filtering on every external call is
 /// blocked with the reason while internal tools run; with filtering off nothing is blocked.
 /// Issue 17, item 11: when the switch cannot be read (the settings file is not valid JSON),
-/// only tools the project allowlist names pass (a project entry pins project-scope tools; the
+/// only tools the project allowlist's `alwaysAllowedTools` names pass (a project entry pins project-scope tools; the
 /// toolbox is then a project package), and the warning names the settings file.
 #[test]
 fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
@@ -990,12 +990,22 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
                 { "path": toolbox, "via": via },
                 { "path": ext.join("index.ts"), "via": "path" }
             ],
+            "mcpServers": {
+                "docs": {
+                    "config": { "command": "in-memory", "exposure": "direct" },
+                    "tools": [{ "name": "search", "description": "Search the docs.", "result": "r" }],
+                    "resources": [{ "uri": "docs://readme", "name": "readme", "text": "readme" }]
+                }
+            },
             "steps": [{
                 "prompt": "Render a bar chart of this CSV",
                 "responses": [
                     { "toolCalls": [
                         { "name": "bar_chart", "arguments": { "text": "a,1" } },
-                        { "name": "bash", "arguments": { "command": "echo internal-ran" } }
+                        { "name": "bash", "arguments": { "command": "echo internal-ran" } },
+                        { "name": "list_mcp_resources", "arguments": {} },
+                        { "name": "read_mcp_resource",
+                          "arguments": { "server": "docs", "uri": "docs://readme" } }
                     ] },
                     { "text": "done" }
                 ]
@@ -1019,7 +1029,7 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
                 scenario["files"] = serde_json::json!({
                     "agent/pi-context-decisions/settings.json": "{ \"tools\": { \"enabled\": tru",
                     "project/.pi/pi-context-decisions.json": {
-                        "alwaysAllowedTools": ["web_fetch"], "alwaysAllowed": ["web_fetch"]
+                        "alwaysAllowedTools": ["web_fetch"], "alwaysAllowed": ["bar_chart"]
                     }
                 })
             }
@@ -1047,12 +1057,20 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
                 !bash[0].0 && bash[0].1.contains("internal-ran"),
                 "{version}: {bash:?}"
             );
-            for (step, tool) in [(0, "bar_chart"), (1, "web_fetch")] {
+            // The resource tools are routed by the server they name, which needs the addon: they
+            // are blocked while filtering is on (or may be), like every external tool. A name
+            // in the project file's `alwaysAllowed` (not a tool list) pins nothing.
+            for (step, tool) in [
+                (0, "bar_chart"),
+                (0, "list_mcp_resources"),
+                (0, "read_mcp_resource"),
+                (1, "web_fetch"),
+            ] {
                 let got = calls(&report, step, tool);
                 let blocked = match switch {
                     "on" => true,
                     "off" => false,
-                    _ => tool == "bar_chart",
+                    _ => tool != "web_fetch",
                 };
                 if blocked {
                     assert!(
