@@ -47,7 +47,11 @@ fn run_file_with(path: &Path, version: &str, addon: &Path, env: &[(&str, &Path)]
         "{scenario} on Pi {version}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let report: Value = serde_json::from_slice(&out.stdout).expect("the harness prints JSON");
+    // Node's JSON.stringify writes a lone surrogate (which a tool result may carry) as a `\udXXX`
+    // escape that serde_json rejects: the report reads it as U+FFFD.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report: Value =
+        serde_json::from_str(&lone_surrogates_replaced(&stdout)).expect("the harness prints JSON");
     for key in ["errors", "extensionErrors", "loadErrors"] {
         let list = report[key].as_array().map_or(0, Vec::len);
         assert_eq!(
@@ -57,6 +61,29 @@ fn run_file_with(path: &Path, version: &str, addon: &Path, env: &[(&str, &Path)]
         );
     }
     report
+}
+
+/// `text` with every `\udXXX` escape (a surrogate; JSON.stringify escapes only lone ones)
+/// written as `\ufffd`.
+fn lone_surrogates_replaced(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("\\ud") {
+        let escape = rest.get(at..at + 6);
+        let surrogate = escape.is_some_and(|e| {
+            matches!(e.as_bytes()[3].to_ascii_lowercase(), b'8'..=b'9' | b'a'..=b'f')
+                && e[4..].chars().all(|c| c.is_ascii_hexdigit())
+        });
+        out.push_str(&rest[..at]);
+        out.push_str(if surrogate {
+            "\\ufffd"
+        } else {
+            &rest[at..at + 4]
+        });
+        rest = &rest[at + if surrogate { 6 } else { 4 }..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn requests(report: &Value, step: u64) -> Vec<Vec<String>> {
@@ -1547,5 +1574,72 @@ fn a_paraphrase_gets_its_tool_through_the_semantic_signal_inside_pi() {
         assert!(said.contains("(embedded+semantic)"), "{version}: {said}");
         assert!(cache.is_file(), "{version}: the vectors are cached on disk");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// A tool result that carries a lone surrogate (an emoji cut in half) reaches Pi's branch, and
+/// JSON text of the branch then holds `\ud83d` alone, which a strict decoder rejects. The addon
+/// reads each entry on its own, so the branch stays readable when `/reload` reads it again:
+/// what was made available before stays available, and the next round is recorded.
+#[test]
+fn a_lone_surrogate_in_a_tool_result_loses_no_availability_inside_pi() {
+    let dir = pcd_tests::temp_dir("lone-surrogate");
+    let toolbox = repo().join("tests/e2e/fixtures/toolbox/index.ts");
+    let scenario = serde_json::json!({
+        "description": "a lone surrogate on the branch",
+        "files": {
+            "agent/pi-context-decisions/settings.json": {
+                "tools": { "enabled": true, "mode": "tools", "cadence": "prompt",
+                           "alwaysAllowedTools": ["mcp__docs__search"] },
+                "decision": { "provider": "embedded" }
+            }
+        },
+        "extensions": [
+            { "path": toolbox, "via": "path" },
+            { "path": repo().join("extension/index.ts"), "via": "path" }
+        ],
+        "mcpServers": {
+            "docs": {
+                "config": { "command": "in-memory", "exposure": "direct" },
+                "tools": [{ "name": "search", "description": "Search the docs.",
+                            "result": "half an emoji: \u{FFFD}" }]
+            }
+        },
+        "steps": [{
+            "prompt": "What's the weather forecast for Lisbon?",
+            "responses": [
+                { "toolCalls": [
+                    { "name": "forecast_weather", "arguments": { "text": "Lisbon" } },
+                    { "name": "mcp__docs__search", "arguments": { "text": "x" } }
+                ] },
+                { "text": "done" }
+            ]
+        }, {
+            "reload": true
+        }, {
+            "prompt": "thanks",
+            "responses": [
+                { "toolCalls": [
+                    { "name": "forecast_weather", "arguments": { "text": "Porto" } }
+                ] },
+                { "text": "done" }
+            ]
+        }]
+    });
+    // The harness reads the scenario with JSON.parse, which keeps `\ud83d` as a lone surrogate.
+    let text = scenario.to_string().replace('\u{FFFD}', "\\ud83d");
+    let path = dir.join("scenario.json");
+    std::fs::write(&path, text).unwrap();
+    for version in VERSIONS {
+        let report = run_file(&path, version, &pcd_tests::addon());
+        let search = calls(&report, 0, "mcp__docs__search");
+        assert!(!search[0].0, "{version}: {search:?}");
+        for step in [0, 2] {
+            let forecast = calls(&report, step, "forecast_weather");
+            assert!(!forecast[0].0, "{version}: step {step}: {forecast:?}");
+        }
+        // A round for each prompt: the second was read from a branch holding the surrogate.
+        let rounds = ledger_entries(&report);
+        assert!(rounds.len() >= 2, "{version}: {rounds:?}");
     }
 }

@@ -109,10 +109,13 @@ fn inventory(tools_json: Option<String>) -> InventoryRead {
     }
 }
 
+/// `getBranch()` as JSON text, each entry read on its own (one that does not decode, say a lone
+/// surrogate a tool result carried, is kept as a stub of its kind, as the program reads a session
+/// file), or unreadable when it threw or is not an array.
 fn branch(entries_json: Option<String>) -> BranchRead {
-    match entries_json.map(|t| serde_json::from_str::<Value>(&t)) {
-        Some(Ok(Value::Array(entries))) => BranchRead::Entries(entries),
-        _ => BranchRead::Unreadable,
+    match entries_json.and_then(|t| context_decisions::binding::branch_entries(&t)) {
+        Some(entries) => BranchRead::Entries(entries),
+        None => BranchRead::Unreadable,
     }
 }
 

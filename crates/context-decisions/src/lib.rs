@@ -46,7 +46,7 @@ pub fn warm_up_scorer() {
 /// crate alone (its `Cargo.toml` names no other workspace crate).
 pub mod binding {
     pub use pcd_config_reader::PiVersion;
-    pub use pcd_ledger::CUSTOM_TYPE;
+    pub use pcd_ledger::{branch_entries, CUSTOM_TYPE};
     pub use pcd_model::parse_inventory;
     pub use pcd_ui_text::{
         check_failed_reason, decisions_completions, decisions_status, decisions_unknown,

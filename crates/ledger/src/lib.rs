@@ -74,7 +74,7 @@ pub use fold::{fold, BranchState, FirstPrompt, Folder, ModeChange, RoundSummary}
 #[cfg(feature = "sqlite")]
 pub use mirror::{Mirror, MirrorError, MirrorReport, DEFAULT_BUSY_TIMEOUT, MIRROR_SCHEMA_VERSION};
 #[cfg(feature = "io")]
-pub use scan::{EntryType, Head, LineScanner, MAX_DECODED_LINE_BYTES};
+pub use scan::{branch_entries, EntryType, Head, LineScanner, MAX_DECODED_LINE_BYTES};
 #[cfg(feature = "io")]
 pub use session::{
     BranchReplay, EntryPos, LineProblem, LineProblemCode, LineReader, ScannedLine, SessionError,

@@ -411,6 +411,109 @@ pub fn parse_head(line: &[u8]) -> Option<Head> {
     serde_json::from_slice::<HeadDe>(line).ok().map(|h| h.0)
 }
 
+/// The stub the session reader makes of an entry it cannot decode whole: its `type`, `id` and
+/// `parentId`, and that it is a user message (`message.role`) or a ledger entry
+/// (`customType`). A ledger entry's stub has no `data`, so the fold reports it undecodable.
+pub(crate) fn stub(
+    entry_type: EntryType,
+    id: Option<&str>,
+    parent_id: Option<&str>,
+    user: bool,
+    ledger: bool,
+) -> serde_json::Value {
+    let mut obj = serde_json::Map::new();
+    obj.insert("type".into(), entry_type.as_str().into());
+    obj.insert("id".into(), id.map_or(serde_json::Value::Null, Into::into));
+    obj.insert(
+        "parentId".into(),
+        parent_id.map_or(serde_json::Value::Null, Into::into),
+    );
+    if user {
+        obj.insert("message".into(), serde_json::json!({"role": "user"}));
+    }
+    if ledger {
+        obj.insert("customType".into(), crate::CUSTOM_TYPE.into());
+    }
+    serde_json::Value::Object(obj)
+}
+
+/// A branch's entries from its JSON array text (the extension's `JSON.stringify` of Pi's
+/// `getBranch()`), each decoded on its own: an entry that does not decode (a lone surrogate
+/// escape in a tool result, nesting deeper than the decoder follows) becomes the
+/// [stub](LineScanner) the session reader makes of such a line, so one odd entry never makes the
+/// whole branch unreadable, and the addon reads a branch as the program reads its file. `None`
+/// when the text is not one JSON array of balanced values.
+pub fn branch_entries(text: &str) -> Option<Vec<serde_json::Value>> {
+    if let Ok(serde_json::Value::Array(entries)) = serde_json::from_str(text) {
+        return Some(entries);
+    }
+    array_elements(text)?
+        .into_iter()
+        .map(|element| {
+            if let Ok(value) = serde_json::from_str(element) {
+                return Some(value);
+            }
+            let mut scanner = LineScanner::new();
+            scanner.feed(element.as_bytes());
+            let head = scanner.finish()?;
+            Some(stub(
+                head.entry_type,
+                head.id.as_deref(),
+                head.parent_id.as_deref(),
+                head.user_role,
+                head.ledger_custom_type,
+            ))
+        })
+        .collect()
+}
+
+/// The elements of a JSON array text, each as its own text (trimmed), found without decoding
+/// them (no recursion, however deep they nest); `None` when the text is not one array.
+fn array_elements(text: &str) -> Option<Vec<&str>> {
+    let body = text.trim();
+    let inner = body.strip_prefix('[')?;
+    let offset = body.len() - inner.len() + (text.len() - text.trim_start().len());
+    let mut out = Vec::new();
+    let (mut depth, mut in_string, mut escape) = (0usize, false, false);
+    let mut start = offset;
+    for (i, b) in text.bytes().enumerate().skip(offset) {
+        if in_string {
+            match b {
+                _ if escape => escape = false,
+                b'\\' => escape = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' if depth > 0 => depth -= 1,
+            b',' if depth == 0 => {
+                let element = text[start..i].trim();
+                if element.is_empty() {
+                    return None;
+                }
+                out.push(element);
+                start = i + 1;
+            }
+            b']' => {
+                let element = text[start..i].trim();
+                match (element.is_empty(), out.is_empty()) {
+                    (false, _) => out.push(element),
+                    (true, false) => return None, // a trailing comma
+                    (true, true) => {}
+                }
+                return text[i + 1..].trim().is_empty().then_some(out);
+            }
+            b'}' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Field {
     Type,
@@ -674,6 +777,64 @@ mod tests {
             s.feed(chunk);
         }
         s.finish()
+    }
+
+    #[test]
+    fn a_branch_keeps_every_entry_an_odd_one_becoming_its_stub() {
+        let ledger = r#"{"type":"custom","customType":"context-decisions-tools","id":"b","parentId":"a","data":{"v":1}}"#;
+        let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
+        let text = format!(
+            r#" [ {{"type":"message","id":"a","parentId":null,"message":{{"role":"user","content":"cut \ud83d here"}}}},
+              {ledger},
+              {{"type":"message","id":"c","parentId":"b","message":{{"role":"toolResult","content":{deep}}}}} ] "#
+        );
+        assert!(serde_json::from_str::<serde_json::Value>(&text).is_err());
+        let entries = branch_entries(&text).unwrap();
+        assert_eq!(entries.len(), 3);
+        assert_eq!(
+            entries[0],
+            serde_json::json!({"type": "message", "id": "a", "parentId": null,
+                               "message": {"role": "user"}})
+        );
+        assert_eq!(
+            entries[1],
+            serde_json::from_str::<serde_json::Value>(ledger).unwrap()
+        );
+        assert_eq!(
+            entries[2],
+            serde_json::json!({"type": "message", "id": "c", "parentId": "b"})
+        );
+        // A ledger entry that does not decode keeps its kind, without data.
+        let torn = r#"[{"type":"custom","customType":"context-decisions-tools","id":"d","parentId":null,"data":"\udc00"}]"#;
+        assert_eq!(
+            branch_entries(torn).unwrap()[0],
+            serde_json::json!({"type": "custom", "id": "d", "parentId": null,
+                               "customType": "context-decisions-tools"})
+        );
+        // A valid array is read as it is; `[]` is empty.
+        assert_eq!(
+            branch_entries("[]").unwrap(),
+            Vec::<serde_json::Value>::new()
+        );
+        assert_eq!(branch_entries(&format!("[{ledger}]")).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn text_that_is_not_one_array_is_no_branch() {
+        for text in [
+            "",
+            "{}",
+            "[1,]",
+            "[,1]",
+            "[1,,2]",
+            "[1] [2]",
+            "[{\"a\": \"\\ud800\"}",
+            "[{\"a\": \"\\ud800\"}}]",
+            "[{\"a\": \"\\ud800]",
+            "[{\"a\": \"\\ud800\" ]}]",
+        ] {
+            assert_eq!(branch_entries(text), None, "{text}");
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::scan::{parse_head, EntryType, Head, LineScanner, StrSeed, MAX_DECODED
 use crate::{is_entry_id, BranchState, Folder, CUSTOM_TYPE};
 use pcd_bounded_read::{open_bounded, BoundedFile, Follow};
 use pcd_model::{AuditFinding, AuditFindingCode, FileReadProblem};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -602,20 +602,16 @@ impl<R: Read + Seek> SessionFile<R> {
 
     fn stub(&self, pos: EntryPos) -> Value {
         let l = self.lines[pos.0 as usize];
-        let mut obj = Map::new();
-        obj.insert("type".into(), EntryType::from_code(l.kind).as_str().into());
-        obj.insert("id".into(), self.id(pos).map_or(Value::Null, Value::from));
         let parent = (l.parent != NONE)
             .then(|| self.id(EntryPos(l.parent)))
             .flatten();
-        obj.insert("parentId".into(), parent.map_or(Value::Null, Value::from));
-        if l.flags & FLAG_USER != 0 {
-            obj.insert("message".into(), json!({"role": "user"}));
-        }
-        if l.flags & FLAG_LEDGER != 0 {
-            obj.insert("customType".into(), CUSTOM_TYPE.into());
-        }
-        Value::Object(obj)
+        crate::scan::stub(
+            EntryType::from_code(l.kind),
+            self.id(pos).as_deref(),
+            parent.as_deref(),
+            l.flags & FLAG_USER != 0,
+            l.flags & FLAG_LEDGER != 0,
+        )
     }
 
     /// Every entry of the branch, root first, as [`SessionFile::read_entry`] gives them.

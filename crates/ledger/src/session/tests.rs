@@ -1,6 +1,7 @@
 use super::*;
 use crate::{encode_round, Basis, Boundary, Round};
 use pcd_model::{AuditFindingCode, Mode};
+use serde_json::json;
 use std::io::Cursor;
 
 fn header() -> String {
