@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use std::path::Path;
 
 /// Secrets planted everywhere the recording must not look.
-const SECRETS: [&str; 12] = [
+const SECRETS: [&str; 13] = [
     "SCHEMA-SECRET",
     "ANNOTATION-SECRET",
     "INSTRUCTION-SECRET",
@@ -30,6 +30,7 @@ const SECRETS: [&str; 12] = [
     "OTHER-ENTRY-SECRET",
     "TOKEN-SECRET",
     "LONG-TAIL-SECRET",
+    "LONG-HEAD-SECRET",
     "OLD-PROMPT-SECRET",
 ];
 
@@ -392,8 +393,9 @@ fn a_recorded_session_with_a_model_outside_replays_the_same_effects() {
     let origins = vec![("docs".to_owned(), Scope::Project)];
     assert!(pi.start(StartReason::Startup, origins.clone()).is_empty());
     // First prompt: a job; answered after a tool call that waits on nothing.
-    let mut long_prompt = "Render a bar chart of this CSV. ".repeat(200);
-    long_prompt.push_str("LONG-TAIL-SECRET");
+    // Longer than a decision reads: its start (with a secret) is past the bound, the end kept.
+    let mut long_prompt = String::from("LONG-HEAD-SECRET ");
+    long_prompt.push_str(&"Render a bar chart of this CSV. ".repeat(200));
     let job = pi.prompt(&long_prompt).remove(0);
     assert_eq!(
         pi.call("read", json!({"path": "ARGUMENT-SECRET"})),
