@@ -109,9 +109,9 @@ fn inventory(tools_json: Option<String>) -> InventoryRead {
     }
 }
 
-/// `getBranch()` as JSON text, each entry read on its own (one that does not decode, say a lone
-/// surrogate a tool result carried, is kept as a stub of its kind, as the program reads a session
-/// file), or unreadable when it threw or is not an array.
+/// `getBranch()` as JSON text, each entry read on its own as the program reads a session file (a
+/// lone surrogate a tool result carried read as U+FFFD; an entry that does not decode even so kept
+/// as a stub of its kind), or unreadable when it threw or is not an array.
 fn branch(entries_json: Option<String>) -> BranchRead {
     match entries_json.and_then(|t| context_decisions::binding::branch_entries(&t)) {
         Some(entries) => BranchRead::Entries(entries),

@@ -437,10 +437,20 @@ pub(crate) fn stub(
     serde_json::Value::Object(obj)
 }
 
+/// One entry's JSON text decoded, a lone surrogate escape in it (half an emoji a tool result cut
+/// in two) read as U+FFFD; `None` when it does not decode even so.
+pub(crate) fn decode_entry(bytes: &[u8]) -> Option<serde_json::Value> {
+    if let Ok(value) = serde_json::from_slice(bytes) {
+        return Some(value);
+    }
+    let fixed = pcd_model::lone_surrogates_replaced(std::str::from_utf8(bytes).ok()?)?;
+    serde_json::from_str(&fixed).ok()
+}
+
 /// A branch's entries from its JSON array text (the extension's `JSON.stringify` of Pi's
-/// `getBranch()`), each decoded on its own: an entry that does not decode (a lone surrogate
-/// escape in a tool result, nesting deeper than the decoder follows) becomes the
-/// [stub](LineScanner) the session reader makes of such a line, so one odd entry never makes the
+/// `getBranch()`), each decoded on its own (a lone surrogate escape read as U+FFFD, as the session
+/// reader reads it): an entry that does not decode even so (nesting deeper than the decoder
+/// follows) becomes the [stub](LineScanner) the session reader makes of such a line, so one odd entry never makes the
 /// whole branch unreadable, and the addon reads a branch as the program reads its file. `None`
 /// when the text is not one JSON array of balanced values.
 pub fn branch_entries(text: &str) -> Option<Vec<serde_json::Value>> {
@@ -450,7 +460,7 @@ pub fn branch_entries(text: &str) -> Option<Vec<serde_json::Value>> {
     array_elements(text)?
         .into_iter()
         .map(|element| {
-            if let Ok(value) = serde_json::from_str(element) {
+            if let Some(value) = decode_entry(element.as_bytes()) {
                 return Some(value);
             }
             let mut scanner = LineScanner::new();
@@ -794,7 +804,7 @@ mod tests {
         assert_eq!(
             entries[0],
             serde_json::json!({"type": "message", "id": "a", "parentId": null,
-                               "message": {"role": "user"}})
+                               "message": {"role": "user", "content": "cut \u{FFFD} here"}})
         );
         assert_eq!(
             entries[1],
@@ -805,9 +815,11 @@ mod tests {
             serde_json::json!({"type": "message", "id": "c", "parentId": "b"})
         );
         // A ledger entry that does not decode keeps its kind, without data.
-        let torn = r#"[{"type":"custom","customType":"context-decisions-tools","id":"d","parentId":null,"data":"\udc00"}]"#;
+        let torn = format!(
+            r#"[{{"type":"custom","customType":"context-decisions-tools","id":"d","parentId":null,"data":{deep}}}]"#
+        );
         assert_eq!(
-            branch_entries(torn).unwrap()[0],
+            branch_entries(&torn).unwrap()[0],
             serde_json::json!({"type": "custom", "id": "d", "parentId": null,
                                "customType": "context-decisions-tools"})
         );

@@ -585,15 +585,16 @@ impl<R: Read + Seek> SessionFile<R> {
         Ok(leaf.map(|l| self.branch(l)).unwrap_or_default())
     }
 
-    /// The entry as JSON: the whole line when it is at most 1 MiB, otherwise a stub holding
-    /// `type`, `id` and `parentId` (and `message.role` for a message).
+    /// The entry as JSON: the whole line when it is at most 1 MiB (a lone surrogate escape in it
+    /// read as U+FFFD), otherwise a stub holding `type`, `id` and `parentId` (and `message.role`
+    /// for a message).
     pub fn read_entry(&mut self, pos: EntryPos) -> Result<Value, SessionError> {
         let l = self.lines[pos.0 as usize];
         if l.flags & FLAG_LONG == 0 {
             let mut buf = vec![0; l.len as usize];
             self.source.seek(SeekFrom::Start(l.offset))?;
             self.source.read_exact(&mut buf)?;
-            if let Ok(value) = serde_json::from_slice(&buf) {
+            if let Some(value) = crate::scan::decode_entry(&buf) {
                 return Ok(value);
             }
         }

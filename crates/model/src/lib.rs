@@ -35,6 +35,7 @@ mod classify;
 mod codes;
 mod extension_name;
 pub mod fnv;
+mod json_text;
 mod key;
 mod scope;
 mod settings;
@@ -50,6 +51,7 @@ pub use codes::{
     ConfigWarningCode, FileReadProblem, InventoryWarning, InventoryWarningCode, Remedy, RemedyList,
 };
 pub use extension_name::extension_name;
+pub use json_text::lone_surrogates_replaced;
 pub use key::{bound_label, GroupKey, GroupKind, MAX_GROUP_KEY_CHARS, MAX_LABEL_CHARS};
 pub use scope::{GroupScope, Scope};
 pub use settings::{

@@ -294,9 +294,17 @@ pub fn parse_inventory(json: &str) -> Result<Inventory, InventoryError> {
     };
     let mut first_of: HashMap<String, usize> = HashMap::with_capacity(items.len());
     for (index, raw) in items.iter().enumerate() {
-        let parsed = serde_json::from_str::<RawTool<'_>>(raw.get())
-            .map_err(|_| ToolProblem::NotAnObject)
-            .and_then(|t| t.into_tool());
+        let parsed = match serde_json::from_str::<RawTool<'_>>(raw.get()) {
+            Ok(tool) => tool.into_tool(),
+            // A lone surrogate escape (half an emoji in a description) is read as U+FFFD rather
+            // than losing the tool, which would block it even where an allowlist names it.
+            Err(_) => match crate::lone_surrogates_replaced(raw.get()) {
+                Some(fixed) => serde_json::from_str::<RawTool<'_>>(&fixed)
+                    .map_err(|_| ToolProblem::NotAnObject)
+                    .and_then(|t| t.into_tool()),
+                None => Err(ToolProblem::NotAnObject),
+            },
+        };
         push_tool(&mut inventory, &mut first_of, index, parsed);
     }
     Ok(inventory)
@@ -637,6 +645,26 @@ mod tests {
         assert_eq!(
             inv.tools[0].source_info.as_ref().unwrap().scope,
             Some(SourceScope::Unknown)
+        );
+    }
+
+    #[test]
+    fn a_lone_surrogate_in_a_description_keeps_the_tool() {
+        // JSON.stringify writes half an emoji as a lone `\udXXX` escape, which serde_json
+        // rejects; the tool is still read, the half read as U+FFFD.
+        let inv = parse_inventory(
+            r#"[{"name":"web_fetch","description":"Fetch \ud83d a page"},
+                {"name":"pair","description":"\ud83d\ude00"},
+                {"name":7,"description":"\udc00"}]"#,
+        )
+        .unwrap();
+        assert_eq!(inv.tools.len(), 2, "{:?}", inv.rejected);
+        assert_eq!(inv.tools[0].description, "Fetch \u{FFFD} a page");
+        assert_eq!(inv.tools[1].description, "\u{1F600}");
+        // An entry that is bad for another reason is still rejected for it.
+        assert_eq!(
+            inv.rejected[0].problem.to_string(),
+            "field `name` must be a string"
         );
     }
 

@@ -170,6 +170,27 @@ fn a_line_over_one_mebibyte_keeps_the_branch_whole() {
 }
 
 #[test]
+fn a_lone_surrogate_escape_is_read_as_the_replacement_character() {
+    // Half an emoji, as Node's JSON.stringify writes it in a session file.
+    let lines = vec![
+        header(),
+        line(
+            "message",
+            "00000001",
+            None,
+            r#","message":{"role":"user","content":"is it \ud83d chilly?"}"#,
+        ),
+        ledger("00000002", Some("00000001"), "r1", &["web_fetch"]),
+    ];
+    let mut file = open(&lines, true);
+    let branch = file.branch_for(None).unwrap();
+    let entry = file.read_entry(branch[0]).unwrap();
+    assert_eq!(entry["message"]["content"], "is it \u{FFFD} chilly?");
+    let replay = file.fold_branch(&branch).unwrap();
+    assert!(replay.state.is_tool_available("web_fetch"));
+}
+
+#[test]
 fn a_ledger_line_over_one_mebibyte_is_reported_not_decoded() {
     let filler = "x".repeat(2 << 20);
     let lines = vec![
