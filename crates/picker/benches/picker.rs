@@ -142,6 +142,14 @@ fn benches(crit: &mut Criterion) {
             order
         })
     });
+    // A request between two pasted blocks: the prompt and each of its three blocks are scored.
+    let pasted = "The deploy failed again:\n\nerror: connection refused at worker.rs:88\n\
+                  retrying in 5 seconds\n\nCan you check the weather forecast and book a \
+                  flight for the conference?";
+    crit.bench_function(
+        "embedded ranking, 10,000 candidates, a prompt of three paragraphs",
+        |b| b.iter(|| index.scores(black_box(pasted))),
+    );
     // `mcp` mode: 10,000 member tools in 100 groups, each group scored by its best members.
     let members = synthetic(10_000);
     let tools: Vec<pcd_model::ToolInfo> = members

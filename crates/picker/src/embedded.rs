@@ -601,7 +601,7 @@ impl EmbeddedIndex {
     /// Every candidate's score in [0, 1] for `prompt`, in candidate order; 0 for a candidate that
     /// shares no term with it. What is read is what a decision request carries of the prompt
     /// ([`prompt_texts`]): the prompt, and when it has several blocks (paragraphs, fenced code)
-    /// each block too, a candidate scoring its best over them, so a request next to a pasted log
+    /// its first and last block too, a candidate scoring its best over them, so a request next to a pasted log
     /// is read as if alone. Over one text, scores never rise down the ranking by raw evidence (a
     /// calibration that is not [monotone](Calibration::is_monotone), the shipped one among them,
     /// is capped so), so the calibration decides how far down the ranking the threshold reaches,
@@ -643,8 +643,14 @@ impl EmbeddedIndex {
         // A calibration that could reorder: each score is capped strictly below the one above
         // it, by far less than anything shown or recorded (three decimals), so equal ceilings
         // never reorder candidates either.
+        // The evidence is ranked here (a calibration that is not monotone asks for ranks): the
+        // ranks give the raw order without sorting again.
+        let mut order = vec![usize::MAX; evidence.iter().filter(|e| e.raw > 0.0).count()];
+        for (i, e) in evidence.iter().enumerate().filter(|(_, e)| e.raw > 0.0) {
+            order[e.rank as usize - 1] = i;
+        }
         let mut ceiling = 1.0f64;
-        for i in Self::raw_order(&evidence) {
+        for i in order {
             ceiling = scores[i].min(ceiling - ORDER_STEP).max(0.0);
             scores[i] = ceiling;
         }

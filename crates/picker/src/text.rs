@@ -266,12 +266,13 @@ pub fn bounded(text: &str, max_chars: usize) -> String {
     out
 }
 
-/// At most how many blocks of a prompt are scored on their own: the first two and the last two.
-pub const MAX_PROMPT_BLOCKS: usize = 4;
+/// At most how many blocks of a prompt are scored on their own: the first and the last (a request
+/// is usually one or the other, around what was pasted).
+pub const MAX_PROMPT_BLOCKS: usize = 2;
 
 /// The blocks of a prompt: its paragraphs (split at blank lines) and its fenced code blocks
 /// (from a line starting with three backticks to the next), each with at least two words of two
-/// letters or more, in order; of more than [`MAX_PROMPT_BLOCKS`], the first two and the last two.
+/// letters or more, in order; of more than [`MAX_PROMPT_BLOCKS`], the first and the last.
 /// A request is usually a paragraph of its own next to what was pasted around it (a log, a stack
 /// trace, code), so each block can be read alone.
 pub fn blocks(prompt: &str) -> Vec<&str> {
@@ -310,7 +311,7 @@ pub fn blocks(prompt: &str) -> Vec<&str> {
 }
 
 /// What the embedded scorer reads of a prompt: the prompt itself, then, when it has more than
-/// one [block](blocks), each block; a candidate's score is its best over them.
+/// one [block](blocks), those blocks (the first and the last); a candidate's score is its best over them.
 pub fn prompt_texts(prompt: &str) -> Vec<&str> {
     let parts = blocks(prompt);
     let mut texts = vec![prompt];
@@ -440,14 +441,21 @@ mod tests {
 
     #[test]
     fn blocks_are_paragraphs_and_fenced_code() {
-        let prompt = "search the tracker for this crash:\n```\nthread 'w' panicked at src/q.rs:2:1\n\nnote: run with backtrace\n```\n\n  \nand open an issue\n\n42\n";
+        // A fenced block is one block, blank lines and all.
+        let fenced = "search the tracker for this crash:\n```\nthread 'w' panicked at src/q.rs:2:1\n\nnote: run with backtrace\n```\n\n  \n42\n";
         assert_eq!(
-            blocks(prompt),
+            blocks(fenced),
             [
                 "search the tracker for this crash:\n",
                 "thread 'w' panicked at src/q.rs:2:1\n\nnote: run with backtrace\n",
-                "and open an issue\n",
             ]
+        );
+        // Of three paragraphs, the first and the last.
+        let prompt =
+            "the deploy failed:\n\nerror: refused at worker.rs:88\n\n  \nand open an issue\n";
+        assert_eq!(
+            blocks(prompt),
+            ["the deploy failed:\n", "and open an issue\n"]
         );
         // One paragraph is one block, and the prompt is read whole only.
         assert_eq!(
@@ -458,7 +466,7 @@ mod tests {
             prompt_texts("what's the weather in Porto?"),
             ["what's the weather in Porto?"]
         );
-        assert_eq!(prompt_texts(prompt).len(), 4);
+        assert_eq!(prompt_texts(prompt).len(), 3);
         assert_eq!(prompt_texts(prompt)[0], prompt);
         // No words, no block; an empty prompt is still read.
         assert!(blocks("\n\n12 34\n\n").is_empty());
@@ -466,14 +474,13 @@ mod tests {
     }
 
     #[test]
-    fn of_many_blocks_the_first_two_and_the_last_two_are_read() {
+    fn of_many_blocks_the_first_and_the_last_are_read() {
         let prompt = (1..=7)
             .map(|i| format!("paragraph number {i}"))
             .collect::<Vec<_>>()
             .join("\n\n");
         let read = blocks(&prompt);
         assert_eq!(read.len(), MAX_PROMPT_BLOCKS);
-        assert!(read[0].contains("number 1") && read[1].contains("number 2"));
-        assert!(read[2].contains("number 6") && read[3].contains("number 7"));
+        assert!(read[0].contains("number 1") && read[1].contains("number 7"));
     }
 }
