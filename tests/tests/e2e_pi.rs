@@ -1573,6 +1573,19 @@ fn a_paraphrase_gets_its_tool_through_the_semantic_signal_inside_pi() {
         let said = report["steps"][2]["stderr"].as_str().unwrap();
         assert!(said.contains("(embedded+semantic)"), "{version}: {said}");
         assert!(cache.is_file(), "{version}: the vectors are cached on disk");
+        // The tools' texts are cached; the prompt's never is, not even as a vector.
+        let loaded = pcd_embed::MiniLm::load(&model).unwrap();
+        let mut cached = pcd_embed::cache::VectorCache::open(
+            &cache,
+            loaded.vectors_key(),
+            pcd_embed::DIMENSION,
+            u64::MAX,
+        );
+        assert!(!cached.is_empty(), "{version}");
+        assert!(
+            cached.get("Is the preview deployment finished?").is_none(),
+            "{version}: the prompt's vector is on disk"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

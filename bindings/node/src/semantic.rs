@@ -155,10 +155,12 @@ pub(crate) fn state_json() -> String {
 
 /// Embeds `texts` that the cache lacks on a background thread (one at a time across the
 /// process), sending each vector as it is ready, then saves the cache. Without a sender it only
-/// fills the cache (the warm-up at a session's start).
+/// fills the cache (the warm-up at a session's start). The first `prompts` texts are a prompt's:
+/// embedded, never cached (a user's words are not kept on disk, not even as a vector).
 fn embed_in_background(
     model: Arc<Semantic>,
     texts: Vec<(usize, String)>,
+    prompts: usize,
     sender: Option<std::sync::mpsc::Sender<(usize, Option<Vec<f32>>)>>,
 ) {
     if texts.is_empty() {
@@ -171,10 +173,14 @@ fn embed_in_background(
             let _one = EMBEDDING.lock();
             let mut added = false;
             for (i, text) in texts {
-                let v = model.cached(&text).or_else(|| {
-                    added = true;
-                    model.vector(&text)
-                });
+                let v = if i < prompts {
+                    model.prompt_vector(&text)
+                } else {
+                    model.cached(&text).or_else(|| {
+                        added = true;
+                        model.vector(&text)
+                    })
+                };
                 if let Some(tx) = &sender {
                     // The job may have stopped waiting: the vector is in the cache anyway.
                     let _ = tx.send((i, v));
@@ -217,7 +223,7 @@ pub(crate) fn warm(texts: Vec<String>) {
 
 /// Embeds what the cache lacks of `texts`; even the cache look-ups run on the background thread.
 fn embed_missing(model: Arc<Semantic>, texts: Vec<String>) {
-    embed_in_background(model, texts.into_iter().enumerate().collect(), None);
+    embed_in_background(model, texts.into_iter().enumerate().collect(), 0, None);
 }
 
 /// Fused scores for `job`, or why the round is lexical: waits for the model and the vectors up
@@ -235,7 +241,13 @@ pub(crate) fn answer(
             return Err(context_decisions::binding::SEMANTIC_LOADING.to_owned())
         }
     };
-    let mut vectors: Vec<Option<Vec<f32>>> = job.texts.iter().map(|t| model.cached(t)).collect();
+    // A prompt's texts are never in the cache (they are not kept); the candidates' may be.
+    let mut vectors: Vec<Option<Vec<f32>>> = job
+        .texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (i >= job.prompts).then(|| model.cached(t)).flatten())
+        .collect();
     let missing: Vec<(usize, String)> = vectors
         .iter()
         .enumerate()
@@ -245,7 +257,7 @@ pub(crate) fn answer(
     let mut left = missing.len();
     if left > 0 {
         let (tx, rx) = std::sync::mpsc::channel();
-        embed_in_background(model, missing, Some(tx));
+        embed_in_background(model, missing, job.prompts, Some(tx));
         while left > 0 {
             let wait = deadline.saturating_duration_since(Instant::now());
             match rx.recv_timeout(wait) {

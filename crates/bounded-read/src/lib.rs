@@ -78,7 +78,7 @@ impl BoundedFile {
 impl Read for BoundedFile {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         // One byte past the bound may be read, to tell "exactly at the bound" from "over it".
-        let allowed = (self.limit + 1).saturating_sub(self.position);
+        let allowed = self.limit.saturating_add(1).saturating_sub(self.position);
         if allowed == 0 {
             return Err(ErrorKind::FileTooLarge.into());
         }
@@ -131,7 +131,7 @@ pub fn read_bounded(path: &Path, limit: u64, follow: Follow) -> Result<Vec<u8>, 
         .unwrap_or(0)
         .saturating_add(1);
     let mut bytes = Vec::with_capacity(capacity);
-    match file.take(limit + 1).read_to_end(&mut bytes) {
+    match file.take(limit.saturating_add(1)).read_to_end(&mut bytes) {
         Ok(_) if bytes.len() as u64 > limit => Err(FileReadProblem::TooLarge { limit }),
         Ok(_) => Ok(bytes),
         Err(e) if e.kind() == ErrorKind::FileTooLarge => Err(FileReadProblem::TooLarge { limit }),

@@ -45,6 +45,17 @@ fn a_regular_file_is_read_whole_up_to_the_bound() {
         Err(FileReadProblem::TooLarge { limit: 10 })
     );
     assert_eq!(read_bounded(&empty, 10, Follow::Symlinks).unwrap(), b"");
+    // No bound at all (u64::MAX) is a bound too: "one byte past it" does not overflow.
+    assert_eq!(
+        read_bounded(&over, u64::MAX, Follow::Symlinks)
+            .unwrap()
+            .len(),
+        11
+    );
+    let mut file = open_bounded(&over, u64::MAX, Follow::Symlinks).unwrap();
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).unwrap();
+    assert_eq!(bytes.len(), 11);
 }
 
 #[test]

@@ -162,6 +162,12 @@ mod real {
             Some(v)
         }
 
+        /// The vector of a prompt's `text`, never cached: a user's words are not kept on disk,
+        /// not even as a vector.
+        pub fn prompt_vector(&self, text: &str) -> Option<Vec<f32>> {
+            self.model.embed(text).ok()
+        }
+
         /// The vector of `text` when the cache already holds it; never runs the model.
         pub fn cached(&self, text: &str) -> Option<Vec<f32>> {
             self.cache.as_ref()?.lock().ok()?.get(text)
@@ -199,6 +205,11 @@ mod real {
             None
         }
 
+        /// Never called: there is no model.
+        pub fn prompt_vector(&self, _text: &str) -> Option<Vec<f32>> {
+            None
+        }
+
         /// Never called: there is no cache.
         pub fn cached(&self, _text: &str) -> Option<Vec<f32>> {
             None
@@ -230,7 +241,7 @@ pub fn scores(
     };
     let Some(prompts) = embedded::prompt_texts(prompt)
         .into_iter()
-        .map(|text| model.vector(text))
+        .map(|text| model.prompt_vector(text))
         .collect::<Option<Vec<_>>>()
     else {
         return (
