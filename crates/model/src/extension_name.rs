@@ -92,16 +92,26 @@ fn is_git_source(source: &str) -> bool {
 /// The repository name of a git source in any of its spellings.
 fn git_name(source: &str) -> Option<String> {
     let mut rest = source;
-    if let Some(i) = rest.find("://") {
+    let url = rest.find("://");
+    if let Some(i) = url {
         rest = &rest[i + 3..];
     } else if let Some(r) = rest.strip_prefix("git:") {
         rest = r;
     }
     rest = rest.split(['#', '?']).next().unwrap_or_default();
-    // A `user@` before the host, not a ref.
-    let host_end = rest.find(['/', ':']).unwrap_or(rest.len());
-    if let Some(at) = rest[..host_end].find('@') {
-        rest = &rest[at + 1..];
+    if url.is_some() {
+        // A URL's authority runs to the first `/`; its user information (`user:token@`, which
+        // may hold a password) ends at the authority's last `@` and is never part of the name.
+        let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
+        if let Some(at) = authority.rfind('@') {
+            rest = &rest[at + 1..];
+        }
+    } else {
+        // scp-like `user@host:path`: a `user@` before the host, not a ref.
+        let host_end = rest.find(['/', ':']).unwrap_or(rest.len());
+        if let Some(at) = rest[..host_end].find('@') {
+            rest = &rest[at + 1..];
+        }
     }
     // `@ref` after the repository path.
     if let Some(at) = rest.find('@') {
@@ -433,5 +443,33 @@ mod tests {
             let got = extension_name(&info(path, source, origin, *base_dir));
             assert_eq!(got.as_deref(), *expected, "path={path} source={source}");
         }
+    }
+
+    /// A git URL's credentials (`https://user:token@host/…`) are never the extension's name:
+    /// the name is a label that decision requests, `groups`, `/decisions` views, ledger group
+    /// keys and recordings carry.
+    #[test]
+    fn a_git_url_with_a_password_is_named_after_its_repository() {
+        const TOKEN: &str = "sk-live-PLANT-gitpw";
+        for source in [
+            format!("https://me:{TOKEN}@github.com/me/pi-bar.git"),
+            format!("https://me:{TOKEN}@github.com/me/pi-bar@v2"),
+            format!("git+https://me:{TOKEN}@github.com/me/pi-bar.git#v2"),
+            format!("git:https://me:{TOKEN}@github.com/me/pi-bar"),
+            format!("ssh://git:{TOKEN}@github.com:22/me/pi-bar.git"),
+            format!("http://me:{TOKEN}@git.local:8080/me/pi-bar/"),
+            format!("https://{TOKEN}:x-oauth-basic@github.com/me/pi-bar"),
+        ] {
+            let got = extension_name(&info("/x/index.ts", &source, "package", None));
+            assert_eq!(got.as_deref(), Some("pi-bar"), "source={source}");
+        }
+        // No path: named after the host, never the password.
+        let got = extension_name(&info(
+            "/x/index.ts",
+            &format!("https://me:{TOKEN}@github.com"),
+            "package",
+            None,
+        ));
+        assert!(!got.unwrap_or_default().contains("PLANT"));
     }
 }
