@@ -496,7 +496,8 @@ impl EmbeddedIndex {
     /// whole prompt (its rank, its share of the best raw score, the prompt's own figures): a
     /// grouped candidate's is its best document's.
     pub fn candidate_evidence(&self, prompt: &str) -> Vec<Evidence> {
-        self.evidence_in_context(prompt, true)
+        // What a decision request carries of the prompt, as `scores` reads it.
+        self.evidence_in_context(crate::request::latest_text(prompt), true)
     }
 
     /// [`EmbeddedIndex::candidate_evidence`], with ranks only when `ranked` (they take a sort).
@@ -680,11 +681,13 @@ pub fn prompt_texts(prompt: &str) -> Vec<&str> {
 
 /// Whether `prompt` names a file in the working tree: a word (quotes, brackets and trailing
 /// punctuation trimmed) that is not a URL and whose last path segment is `stem.ending` with a
-/// source or configuration ending.
+/// source or configuration ending. Only the part a decision request carries
+/// ([`request::latest_text`](crate::request::latest_text)) is read.
 pub fn names_a_file(prompt: &str) -> bool {
     const TRIM: &[char] = &[
         '"', '\'', '`', '(', ')', '[', ']', '{', '}', '<', '>', ',', ';', ':', '!', '?', '*',
     ];
+    let prompt = crate::request::latest_text(prompt);
     prompt.split_whitespace().any(|word| {
         let word = word
             .trim_matches(TRIM)
@@ -885,6 +888,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Of a long prompt, only what a decision request carries is read: a file named before its
+    /// last [`MAX_PROMPT_CHARS`](crate::request::MAX_PROMPT_CHARS) characters changes neither
+    /// whether the prompt names a file (which the fused semantic score reads), nor the evidence.
+    #[test]
+    fn text_before_what_a_request_carries_is_never_read() {
+        let tail = format!(
+            "translate this text into German {}",
+            "lorem ipsum dolor ".repeat(120)
+        );
+        let plain = format!("{} {tail}", "see the notes ".repeat(100));
+        let file = format!("{} {tail}", "see client.rs ".repeat(100));
+        assert_eq!(
+            crate::request::latest_text(&plain),
+            crate::request::latest_text(&file)
+        );
+        assert!(names_a_file(&format!("see client.rs {tail}")[..40]));
+        assert!(!names_a_file(&file));
+        let idx = fixture();
+        assert_eq!(
+            idx.candidate_evidence(&plain),
+            idx.candidate_evidence(&file)
+        );
+        assert_eq!(idx.scores(&plain), idx.scores(&file));
     }
 
     #[test]
