@@ -10,7 +10,7 @@ pub fn lone_surrogates_replaced(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let surrogate = |at: usize| -> Option<u16> {
         let hex = text.get(at + 2..at + 6)?;
-        (bytes.get(at + 1) == Some(&b'u'))
+        (bytes.get(at) == Some(&b'\\') && bytes.get(at + 1) == Some(&b'u'))
             .then(|| u16::from_str_radix(hex, 16).ok())
             .flatten()
             .filter(|v| (0xD800..=0xDFFF).contains(v))
@@ -67,6 +67,11 @@ mod tests {
         assert_eq!(
             lone_surrogates_replaced(r#""\\\ud800""#).unwrap(),
             r#""\\\ufffd""#
+        );
+        // A high surrogate followed by text that merely looks like a low one's escape is lone.
+        assert_eq!(
+            lone_surrogates_replaced(r#""\ud83dxudc00""#).unwrap(),
+            r#""\ufffdxudc00""#
         );
         // Short or odd escapes are left to the decoder.
         assert_eq!(lone_surrogates_replaced(r#""\ud8"#), None);
