@@ -2535,6 +2535,39 @@ fn a_semantic_round_without_vectors_is_the_lexical_round_and_embeds_only_request
     );
 }
 
+/// A semantic job reads of a long prompt only what a decision request carries (its last 2,000
+/// characters): a file named only before that part does not make the fused calibration read the
+/// prompt as work on the working tree.
+#[test]
+fn a_semantic_job_reads_whether_a_file_is_named_in_the_part_a_request_carries() {
+    let mut pi = Pi::start_with(
+        settings(
+            true,
+            DecisionProvider::Embedded,
+            Mode::Tools,
+            Cadence::Prompt,
+        ),
+        ScopedAllowlist::default(),
+        Branch::default(),
+        example_with_secret("unused"),
+    );
+    pi.session.set_semantic(Ok(()));
+    let request = "Search the incidents and render a bar chart";
+    let prompt = format!("see client.rs {}{request}", "lorem ipsum ".repeat(300));
+    let effects = pi.boundary(BoundaryKind::Prompt {
+        text: Some(prompt.clone()),
+    });
+    let job = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Embed(job) => Some(job.clone()),
+            _ => None,
+        })
+        .expect("a semantic job");
+    assert!(!job.texts[0].contains("client.rs"), "{}", job.texts[0]);
+    assert!(!job.names_a_file, "a file named outside what is read");
+}
+
 /// The scorer notes are not part of the ledger: a branch folds to the same state with or without
 /// them, and an edited or malformed note changes nothing (it grants nothing and is no finding).
 #[test]

@@ -150,7 +150,10 @@ impl Session {
             texts,
             prompts,
             lexical,
-            names_a_file: pcd_picker::embedded::names_a_file(text),
+            // Of what a request carries, as the lexical scorer reads it.
+            names_a_file: pcd_picker::embedded::names_a_file(pcd_picker::request::latest_text(
+                text,
+            )),
         }));
     }
 
