@@ -94,9 +94,30 @@ struct Pi {
     active: Vec<String>,
 }
 
+/// Filtering on, the embedded scorer, `tools` mode, a round per prompt.
+fn embedded_tools_settings() -> Settings {
+    settings(
+        true,
+        DecisionProvider::Embedded,
+        Mode::Tools,
+        Cadence::Prompt,
+    )
+}
+
 impl Pi {
     fn start(settings: Settings, allow: ScopedAllowlist) -> Pi {
         Pi::start_with(settings, allow, Branch::default(), example())
+    }
+
+    /// Filtering on, the embedded scorer, `tools` mode, a round per prompt, no allowlist, an
+    /// empty branch, and `tools` as Pi's inventory.
+    fn embedded_prompt_tools(tools: Vec<ToolInfo>) -> Pi {
+        Pi::start_with(
+            embedded_tools_settings(),
+            ScopedAllowlist::default(),
+            Branch::default(),
+            tools,
+        )
     }
 
     fn start_with(
@@ -285,15 +306,7 @@ fn no_model_everything_stays_available_and_is_recorded() {
 
 #[test]
 fn first_prompt_picks_withholds_and_blocks_with_the_reason() {
-    let mut pi = Pi::start(
-        settings(
-            true,
-            DecisionProvider::Embedded,
-            Mode::Tools,
-            Cadence::Prompt,
-        ),
-        ScopedAllowlist::default(),
-    );
+    let mut pi = Pi::embedded_prompt_tools(example());
     let effects =
         pi.prompt("Search the incidents of the checkout service and page the on-call engineer");
     let set_active = effects.iter().find_map(|e| match e {
@@ -340,15 +353,7 @@ fn first_prompt_picks_withholds_and_blocks_with_the_reason() {
 
 #[test]
 fn the_ledger_replays_to_the_same_availability_after_reload() {
-    let mut pi = Pi::start(
-        settings(
-            true,
-            DecisionProvider::Embedded,
-            Mode::Tools,
-            Cadence::Prompt,
-        ),
-        ScopedAllowlist::default(),
-    );
+    let mut pi = Pi::embedded_prompt_tools(example());
     pi.prompt("Query the development database schema and run a read-only SQL query");
     pi.branch.assistant("done");
     let before: Vec<(String, bool)> = external(&pi.tools)
@@ -358,12 +363,7 @@ fn the_ledger_replays_to_the_same_availability_after_reload() {
             (t, ok)
         })
         .collect();
-    let s = settings(
-        true,
-        DecisionProvider::Embedded,
-        Mode::Tools,
-        Cadence::Prompt,
-    );
+    let s = embedded_tools_settings();
     pi.reload(s);
     pi.boundary(BoundaryKind::Reconcile);
     let after: Vec<(String, bool)> = external(&pi.tools)
@@ -386,12 +386,7 @@ fn allowlists_in_both_scopes() {
         tools: vec![parse_tool_entry("db_migrate").unwrap()],
         groups: vec![],
     };
-    let mut s = settings(
-        true,
-        DecisionProvider::Embedded,
-        Mode::Tools,
-        Cadence::Prompt,
-    );
+    let mut s = embedded_tools_settings();
     s.tools.always_allowed_tools = vec![
         parse_tool_entry("notes_add").unwrap(),
         parse_tool_entry("todo_add").unwrap(),
@@ -410,15 +405,7 @@ fn allowlists_in_both_scopes() {
 
 #[test]
 fn a_late_arrival_is_scored_lazily_on_first_call() {
-    let mut pi = Pi::start(
-        settings(
-            true,
-            DecisionProvider::Embedded,
-            Mode::Tools,
-            Cadence::Prompt,
-        ),
-        ScopedAllowlist::default(),
-    );
+    let mut pi = Pi::embedded_prompt_tools(example());
     pi.prompt("What is the weather forecast in Lisbon tomorrow?");
     let entries = pi.branch.ledger_entries();
     let mut late = ToolInfo::new(
@@ -448,15 +435,7 @@ fn a_late_arrival_is_scored_lazily_on_first_call() {
 
 #[test]
 fn switching_off_restores_only_what_was_withheld() {
-    let mut pi = Pi::start(
-        settings(
-            true,
-            DecisionProvider::Embedded,
-            Mode::Tools,
-            Cadence::Prompt,
-        ),
-        ScopedAllowlist::default(),
-    );
+    let mut pi = Pi::embedded_prompt_tools(example());
     let original = pi.active.clone();
     pi.prompt("Search the product documentation for the rate limits");
     assert_ne!(pi.active, original);
@@ -480,15 +459,7 @@ fn switching_off_restores_only_what_was_withheld() {
 
 #[test]
 fn re_activation_by_others_is_undone_at_the_next_boundary() {
-    let mut pi = Pi::start(
-        settings(
-            true,
-            DecisionProvider::Embedded,
-            Mode::Tools,
-            Cadence::Prompt,
-        ),
-        ScopedAllowlist::default(),
-    );
+    let mut pi = Pi::embedded_prompt_tools(example());
     pi.prompt("Search the product documentation for the rate limits");
     assert!(!pi.active.contains(&"bar_chart".to_owned()));
     // tool_search or another extension activates it again.
@@ -503,15 +474,7 @@ fn re_activation_by_others_is_undone_at_the_next_boundary() {
 
 #[test]
 fn unreadable_settings_keep_enforcing_and_add_nothing() {
-    let mut pi = Pi::start(
-        settings(
-            true,
-            DecisionProvider::Embedded,
-            Mode::Tools,
-            Cadence::Prompt,
-        ),
-        ScopedAllowlist::default(),
-    );
+    let mut pi = Pi::embedded_prompt_tools(example());
     pi.prompt("Search the product documentation for the rate limits");
     let n = pi.branch.ledger_entries();
     pi.session
@@ -524,12 +487,7 @@ fn unreadable_settings_keep_enforcing_and_add_nothing() {
 
 #[test]
 fn unreadable_branch_writes_nothing_and_only_lets_internal_and_allowlisted_through() {
-    let mut s = settings(
-        true,
-        DecisionProvider::Embedded,
-        Mode::Tools,
-        Cadence::Prompt,
-    );
+    let mut s = embedded_tools_settings();
     s.tools.always_allowed_tools = vec![parse_tool_entry("notes_add").unwrap()];
     let mut pi = Pi::start(s, ScopedAllowlist::default());
     pi.session.branch_moved(BranchRead::Unreadable);
@@ -617,17 +575,7 @@ fn minimum_candidates_leaves_a_small_inventory_unscored() {
         .collect();
     let candidates = external(&tools).len();
     assert!(candidates < 10, "{candidates}");
-    let mut pi = Pi::start_with(
-        settings(
-            true,
-            DecisionProvider::Embedded,
-            Mode::Tools,
-            Cadence::Prompt,
-        ),
-        ScopedAllowlist::default(),
-        Branch::default(),
-        tools,
-    );
+    let mut pi = Pi::embedded_prompt_tools(tools);
     pi.prompt("Render a bar chart of this CSV");
     for tool in external(&pi.tools) {
         assert_eq!(pi.call(&tool), None, "{tool}");
@@ -663,12 +611,7 @@ fn enabling_mid_session_keeps_what_the_model_may_have_seen() {
     branch.user("hello");
     branch.assistant("hi");
     let mut pi = Pi::start_with(
-        settings(
-            true,
-            DecisionProvider::Embedded,
-            Mode::Tools,
-            Cadence::Prompt,
-        ),
+        embedded_tools_settings(),
         ScopedAllowlist::default(),
         branch,
         example(),
@@ -715,17 +658,7 @@ fn example_with_secret(secret: &str) -> Vec<ToolInfo> {
 fn nothing_secret_reaches_any_effect() {
     let secret = "sk-live-PLANTED-7f3a";
     let tools = example_with_secret(secret);
-    let mut pi = Pi::start_with(
-        settings(
-            true,
-            DecisionProvider::Embedded,
-            Mode::Tools,
-            Cadence::Prompt,
-        ),
-        ScopedAllowlist::default(),
-        Branch::default(),
-        tools,
-    );
+    let mut pi = Pi::embedded_prompt_tools(tools);
     let mut all = pi.prompt("Search the incidents");
     all.extend(
         pi.session
@@ -807,12 +740,7 @@ fn tool_round_cadence_tops_up_from_cached_scores_without_a_model_call() {
     pi.boundary(BoundaryKind::ToolRound);
     assert_eq!(pi.branch.ledger_entries(), n);
     // In `prompt` cadence a tool round adds nothing.
-    let mut s = settings(
-        true,
-        DecisionProvider::Embedded,
-        Mode::Tools,
-        Cadence::Prompt,
-    );
+    let mut s = embedded_tools_settings();
     s.decision.max_new_tools = 1;
     let mut pi = Pi::start(s, ScopedAllowlist::default());
     pi.prompt("Search the incidents of the checkout service and page the on-call engineer");
@@ -823,15 +751,7 @@ fn tool_round_cadence_tops_up_from_cached_scores_without_a_model_call() {
 
 #[test]
 fn a_branch_move_follows_the_ledger_of_the_new_branch() {
-    let mut pi = Pi::start(
-        settings(
-            true,
-            DecisionProvider::Embedded,
-            Mode::Tools,
-            Cadence::Prompt,
-        ),
-        ScopedAllowlist::default(),
-    );
+    let mut pi = Pi::embedded_prompt_tools(example());
     pi.prompt("What is the weather forecast for Lisbon tomorrow?");
     let fork_point = pi.branch.clone();
     pi.prompt("Query the development database schema and run a read-only SQL query");
@@ -850,15 +770,7 @@ fn a_branch_move_follows_the_ledger_of_the_new_branch() {
 
 #[test]
 fn an_unreadable_registry_keeps_the_last_snapshot_and_blocks_the_unknown() {
-    let mut pi = Pi::start(
-        settings(
-            true,
-            DecisionProvider::Embedded,
-            Mode::Tools,
-            Cadence::Prompt,
-        ),
-        ScopedAllowlist::default(),
-    );
+    let mut pi = Pi::embedded_prompt_tools(example());
     pi.prompt("Search the product documentation for the rate limits");
     // getAllTools() throws from now on; the host passes nothing.
     let effects = pi.session.boundary(BoundaryEvent {
@@ -884,12 +796,7 @@ fn an_unreadable_registry_keeps_the_last_snapshot_and_blocks_the_unknown() {
     let (mut fresh, _) = Session::start(StartEvent {
         reason: StartReason::Startup,
         nonce: "x".into(),
-        settings: SettingsRead::Read(settings(
-            true,
-            DecisionProvider::Embedded,
-            Mode::Tools,
-            Cadence::Prompt,
-        )),
+        settings: SettingsRead::Read(embedded_tools_settings()),
         project: ProjectRead::Absent,
         mcp_origins: vec![],
         branch: BranchRead::Entries(vec![]),
@@ -1134,15 +1041,7 @@ fn a_first_call_waits_for_one_job_shared_by_parallel_calls() {
 
 #[test]
 fn decisions_test_asks_the_selected_model_one_small_question() {
-    let mut pi = Pi::start(
-        settings(
-            true,
-            DecisionProvider::Embedded,
-            Mode::Tools,
-            Cadence::Prompt,
-        ),
-        ScopedAllowlist::default(),
-    );
+    let mut pi = Pi::embedded_prompt_tools(example());
     let text = pi.session.decision_test().unwrap();
     assert!(
         text.contains("the embedded scorer answered") && text.contains("at the threshold 0.625"),
@@ -1211,12 +1110,7 @@ fn decisions_test_asks_the_selected_model_one_small_question() {
 
 #[test]
 fn switching_off_and_on_again_keeps_what_the_model_saw_meanwhile() {
-    let on = settings(
-        true,
-        DecisionProvider::Embedded,
-        Mode::Tools,
-        Cadence::Prompt,
-    );
+    let on = embedded_tools_settings();
     let mut pi = Pi::start(on.clone(), ScopedAllowlist::default());
     pi.prompt("What is the weather forecast for Lisbon tomorrow?");
     assert!(pi.call("bar_chart").is_some());
@@ -1336,12 +1230,7 @@ fn verdicts(session: &mut Session, tools: &[ToolInfo]) -> Vec<(String, bool)> {
 /// branch without the torn parts enforces, and the next round works and folds the same way.
 #[test]
 fn a_round_torn_by_a_crash_grants_nothing_after_a_restart_and_the_next_round_works() {
-    let s = settings(
-        true,
-        DecisionProvider::Embedded,
-        Mode::Tools,
-        Cadence::Prompt,
-    );
+    let s = embedded_tools_settings();
     for torn_first in [false, true] {
         let mut pi = Pi::start_with(
             s.clone(),
@@ -1442,12 +1331,7 @@ fn a_round_torn_by_a_crash_grants_nothing_after_a_restart_and_the_next_round_wor
 /// belonged to is torn and grants nothing, and everything before it is intact.
 #[test]
 fn a_torn_last_line_of_the_session_file_is_ignored_and_the_state_before_it_holds() {
-    let s = settings(
-        true,
-        DecisionProvider::Embedded,
-        Mode::Tools,
-        Cadence::Prompt,
-    );
+    let s = embedded_tools_settings();
     let mut pi = Pi::start_with(
         s.clone(),
         ScopedAllowlist::default(),
@@ -1521,12 +1405,7 @@ fn a_torn_last_line_of_the_session_file_is_ignored_and_the_state_before_it_holds
 /// refold supersedes nothing that was already recorded, and the next prompt decides again.
 #[test]
 fn a_round_pi_could_not_append_grants_nothing_and_the_next_prompt_decides_again() {
-    let s = settings(
-        true,
-        DecisionProvider::Embedded,
-        Mode::Tools,
-        Cadence::Prompt,
-    );
+    let s = embedded_tools_settings();
     let prompt = "Search the incidents of the checkout service and page the on-call engineer";
     let mut pi = Pi::start(s, ScopedAllowlist::default());
     pi.boundary(BoundaryKind::Reconcile);
@@ -1616,12 +1495,7 @@ fn a_failed_first_pick_grants_nothing_after_a_reload() {
 /// this session had declared and the edit dropped is declared again when the next run starts.
 #[test]
 fn a_selected_tools_edit_wins_for_its_run_only() {
-    let s = settings(
-        true,
-        DecisionProvider::Embedded,
-        Mode::Tools,
-        Cadence::Prompt,
-    );
+    let s = embedded_tools_settings();
     let mut pi = Pi::start(s, ScopedAllowlist::default());
     pi.boundary(BoundaryKind::Reconcile);
     pi.prompt("Render a bar chart from this CSV data");
@@ -1663,12 +1537,7 @@ fn a_selected_tools_edit_wins_for_its_run_only() {
 /// folds plus the allowlists, and the user is told once.
 #[test]
 fn an_entry_that_does_not_fold_never_widens_and_writes_nothing() {
-    let s = settings(
-        true,
-        DecisionProvider::Embedded,
-        Mode::Tools,
-        Cadence::Prompt,
-    );
+    let s = embedded_tools_settings();
     let mut pi = Pi::start(s.clone(), ScopedAllowlist::default());
     pi.prompt("Search the incidents of the checkout service and page the on-call engineer");
     pi.branch.assistant("done");
@@ -1755,15 +1624,7 @@ fn set_active(effects: &[Effect]) -> Option<&Vec<String>> {
 /// A branch whose first prompt withheld `web_search`, `notes_search` and the other direct tools
 /// that do not draw charts, with Pi's active set as that prompt left it.
 fn charted() -> Pi {
-    let mut pi = Pi::start(
-        settings(
-            true,
-            DecisionProvider::Embedded,
-            Mode::Tools,
-            Cadence::Prompt,
-        ),
-        ScopedAllowlist::default(),
-    );
+    let mut pi = Pi::embedded_prompt_tools(example());
     pi.boundary(BoundaryKind::Reconcile);
     pi.prompt("Render a bar chart from this CSV data");
     pi.branch.assistant("done");
@@ -1780,12 +1641,7 @@ fn charted() -> Pi {
 /// restores every tool the branch withheld.
 #[test]
 fn after_a_reopen_what_the_branch_withheld_is_declared_once_available() {
-    let on = settings(
-        true,
-        DecisionProvider::Embedded,
-        Mode::Tools,
-        Cadence::Prompt,
-    );
+    let on = embedded_tools_settings();
     for reason in [StartReason::Resume, StartReason::Fork, StartReason::Reload] {
         // By a decision.
         let mut pi = charted();
@@ -1859,12 +1715,7 @@ fn starting_off_on_a_branch_that_withheld_tools_restores_them_once() {
 /// then declares it at the next boundary.
 #[test]
 fn after_a_tree_move_a_pin_declares_what_the_other_branch_withheld() {
-    let on = settings(
-        true,
-        DecisionProvider::Embedded,
-        Mode::Tools,
-        Cadence::Prompt,
-    );
+    let on = embedded_tools_settings();
     let withheld_there = charted();
     // Another branch of the session, where a prompt made `web_search` available.
     let mut pi = Pi::start(on.clone(), ScopedAllowlist::default());
@@ -1894,12 +1745,7 @@ fn after_a_tree_move_a_pin_declares_what_the_other_branch_withheld() {
 /// against are not activated either (Pi never declares them by itself).
 #[test]
 fn a_tool_another_party_deactivated_is_never_activated_after_a_reopen() {
-    let on = settings(
-        true,
-        DecisionProvider::Embedded,
-        Mode::Tools,
-        Cadence::Prompt,
-    );
+    let on = embedded_tools_settings();
     let mut pi = charted();
     assert!(pi.active.iter().any(|t| t == "bar_chart"));
     pi.active.retain(|t| t != "bar_chart");
@@ -2047,12 +1893,7 @@ fn a_ledger_written_before_promotions_were_recorded_folds_alike_and_gains_them()
 /// unpinning it later never blocks reading its resources.
 #[test]
 fn a_resource_only_server_pinned_with_an_unknown_origin_is_recorded_by_key() {
-    let mut s = settings(
-        true,
-        DecisionProvider::Embedded,
-        Mode::Tools,
-        Cadence::Prompt,
-    );
+    let mut s = embedded_tools_settings();
     s.tools.always_allowed_groups = vec![pcd_model::parse_group_entry("kb").unwrap()];
     let mut pi = Pi::start(s.clone(), ScopedAllowlist::default());
     assert!(!pi.tools.iter().any(|t| t.name.starts_with("mcp__kb")));
@@ -2218,12 +2059,7 @@ fn an_unreadable_switch_blocks_unallowlisted_calls_and_writes_nothing() {
     );
     assert_eq!(pi.call("read"), None, "internal");
     // The file reads again: the next boundary proceeds normally.
-    let on = settings(
-        true,
-        DecisionProvider::Embedded,
-        Mode::Tools,
-        Cadence::Prompt,
-    );
+    let on = embedded_tools_settings();
     pi.session.settings_changed(
         SettingsRead::Read(on.clone()),
         ProjectRead::Read(project.clone()),
@@ -2365,15 +2201,7 @@ fn off_lists_name_the_allowlists_and_the_footer_counts_available_tools() {
         tools: vec![pcd_model::parse_tool_entry("web_fetch").unwrap()],
         groups: vec![],
     };
-    let mut pi = Pi::start(
-        settings(
-            true,
-            DecisionProvider::Embedded,
-            Mode::Tools,
-            Cadence::Prompt,
-        ),
-        allow.clone(),
-    );
+    let mut pi = Pi::start(embedded_tools_settings(), allow.clone());
     pi.prompt("deploy the preview and page on-call");
     let status = footer_status(&pi.session).expect("a status while on");
     let count = external(&pi.tools).len();
@@ -2411,17 +2239,7 @@ fn a_semantic_round_without_vectors_is_the_lexical_round_and_embeds_only_request
     let secret = "sk-live-PLANTED-9c1d";
     let tools = example_with_secret(secret);
     let start = |semantic: bool| {
-        let mut pi = Pi::start_with(
-            settings(
-                true,
-                DecisionProvider::Embedded,
-                Mode::Tools,
-                Cadence::Prompt,
-            ),
-            ScopedAllowlist::default(),
-            Branch::default(),
-            tools.clone(),
-        );
+        let mut pi = Pi::embedded_prompt_tools(tools.clone());
         if semantic {
             pi.session.set_semantic(Ok(()));
         }
@@ -2540,17 +2358,7 @@ fn a_semantic_round_without_vectors_is_the_lexical_round_and_embeds_only_request
 /// prompt as work on the working tree.
 #[test]
 fn a_semantic_job_reads_whether_a_file_is_named_in_the_part_a_request_carries() {
-    let mut pi = Pi::start_with(
-        settings(
-            true,
-            DecisionProvider::Embedded,
-            Mode::Tools,
-            Cadence::Prompt,
-        ),
-        ScopedAllowlist::default(),
-        Branch::default(),
-        example_with_secret("unused"),
-    );
+    let mut pi = Pi::embedded_prompt_tools(example_with_secret("unused"));
     pi.session.set_semantic(Ok(()));
     let request = "Search the incidents and render a bar chart";
     let prompt = format!("see client.rs {}{request}", "lorem ipsum ".repeat(300));
