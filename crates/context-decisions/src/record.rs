@@ -17,9 +17,10 @@
 //!   built-in provenance as Pi assigns it, otherwise the derived extension name (as a synthetic
 //!   `<inline:NAME>` path) and the scope. Never parameter schemas, annotations, namespace
 //!   instructions, provenance paths, package sources or base directories;
-//! - **the user's prompts**, bounded to their last [`MAX_TASK_TEXT_CHARS`](crate::session::MAX_TASK_TEXT_CHARS) as the Session bounds the text
-//!   it decides from: without them a pick cannot be reproduced. Anyone given a recording can
-//!   read those prompts; review it before sharing;
+//! - **the user's prompts**, bounded to their last
+//!   [`MAX_TASK_TEXT_CHARS`](crate::session::MAX_TASK_TEXT_CHARS) characters as the Session
+//!   bounds the text it decides from: without them a pick cannot be reproduced. Anyone given a
+//!   recording can read those prompts; review it before sharing;
 //! - from the branch: ledger entries (names only), the ids and order of entries, which entries
 //!   are user messages, and the text (bounded) of the one user message the ledger names as the
 //!   first prompt; never assistant text, tool results or other extensions' entries;

@@ -250,13 +250,7 @@ pub fn scores(
         );
     };
     (
-        semantic::scores_from_vectors(
-            &lexical,
-            &prompts,
-            vectors,
-            // Of what a request carries, as the lexical scorer reads it.
-            embedded::names_a_file(pcd_picker::request::latest_text(prompt)),
-        ),
+        semantic::scores_from_vectors(&lexical, &prompts, vectors, embedded::names_a_file(prompt)),
         ScorerUsed::Fused,
     )
 }

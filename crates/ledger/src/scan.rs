@@ -450,9 +450,10 @@ pub(crate) fn decode_entry(bytes: &[u8]) -> Option<serde_json::Value> {
 /// A branch's entries from its JSON array text (the extension's `JSON.stringify` of Pi's
 /// `getBranch()`), each decoded on its own (a lone surrogate escape read as U+FFFD, as the session
 /// reader reads it): an entry that does not decode even so (nesting deeper than the decoder
-/// follows) becomes the [stub](LineScanner) the session reader makes of such a line, so one odd entry never makes the
-/// whole branch unreadable, and the addon reads a branch as the program reads its file. `None`
-/// when the text is not one JSON array of balanced values.
+/// follows) becomes the stub the session reader makes of such a line (its head, read by a
+/// [`LineScanner`]), so one odd entry never makes the whole branch unreadable, and the addon
+/// reads a branch as the program reads its file. `None` when the text is not one JSON array of
+/// balanced values.
 pub fn branch_entries(text: &str) -> Option<Vec<serde_json::Value>> {
     if let Ok(serde_json::Value::Array(entries)) = serde_json::from_str(text) {
         return Some(entries);
@@ -480,9 +481,8 @@ pub fn branch_entries(text: &str) -> Option<Vec<serde_json::Value>> {
 /// The elements of a JSON array text, each as its own text (trimmed), found without decoding
 /// them (no recursion, however deep they nest); `None` when the text is not one array.
 fn array_elements(text: &str) -> Option<Vec<&str>> {
-    let body = text.trim();
-    let inner = body.strip_prefix('[')?;
-    let offset = body.len() - inner.len() + (text.len() - text.trim_start().len());
+    // Just past the opening bracket, after any leading whitespace.
+    let offset = text.len() - text.trim_start().strip_prefix('[')?.len();
     let mut out = Vec::new();
     let (mut depth, mut in_string, mut escape) = (0usize, false, false);
     let mut start = offset;

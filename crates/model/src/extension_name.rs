@@ -165,11 +165,8 @@ fn strip_script_extension(file: &str) -> Option<&str> {
 /// group-mode filtering as a tool with no usable provenance would.
 fn non_empty(s: &str) -> Option<String> {
     let trimmed = s.trim();
-    if !trimmed.is_empty() {
-        Some(trimmed.to_owned())
-    } else {
-        (!s.is_empty()).then(|| s.to_owned())
-    }
+    let name = if trimmed.is_empty() { s } else { trimmed };
+    (!name.is_empty()).then(|| name.to_owned())
 }
 
 #[cfg(test)]

@@ -602,11 +602,11 @@ impl EmbeddedIndex {
     /// Every candidate's score in [0, 1] for `prompt`, in candidate order; 0 for a candidate that
     /// shares no term with it. What is read is what a decision request carries of the prompt
     /// ([`prompt_texts`]): the prompt, and when it has several blocks (paragraphs, fenced code)
-    /// its first and last block too, a candidate scoring its best over them, so a request next to a pasted log
-    /// is read as if alone. Over one text, scores never rise down the ranking by raw evidence (a
-    /// calibration that is not [monotone](Calibration::is_monotone), the shipped one among them,
-    /// is capped so), so the calibration decides how far down the ranking the threshold reaches,
-    /// never the order.
+    /// its first and last block too, a candidate scoring its best over them, so a request next to
+    /// a pasted log is read as if alone. Over one text, scores never rise down the ranking by raw
+    /// evidence (a calibration that is not [monotone](Calibration::is_monotone), the shipped one
+    /// among them, is capped so), so the calibration decides how far down the ranking the
+    /// threshold reaches, never the order.
     pub fn scores(&self, prompt: &str) -> Vec<f64> {
         let texts = prompt_texts(prompt);
         let mut best = self.text_scores(texts[0]);
@@ -673,8 +673,8 @@ const FILE_ENDINGS: &[&str] = &[
 
 /// What the embedded scorer reads of a prompt, lexically and semantically alike: the part a
 /// decision request carries ([`request::latest_text`](crate::request::latest_text)), then, when
-/// that has more than one block, each [block](crate::text::blocks) (the first is always that
-/// whole text).
+/// that has more than one [block](crate::text::blocks), its first and its last (the first text is
+/// always that whole part).
 pub fn prompt_texts(prompt: &str) -> Vec<&str> {
     crate::text::prompt_texts(crate::request::latest_text(prompt))
 }

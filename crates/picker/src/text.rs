@@ -310,9 +310,10 @@ pub fn blocks(prompt: &str) -> Vec<&str> {
     out
 }
 
-/// What the embedded scorer reads of a prompt: the prompt itself, then, when it has more than
-/// one [block](blocks), those blocks (the first and the last); a candidate's score is its best over them.
-pub fn prompt_texts(prompt: &str) -> Vec<&str> {
+/// The texts of a prompt read on their own: the prompt itself, then, when it has more than one
+/// [block](blocks), those blocks (the first and the last). The embedded scorer reads them of the
+/// part a request carries ([`crate::embedded::prompt_texts`]).
+pub(crate) fn prompt_texts(prompt: &str) -> Vec<&str> {
     let parts = blocks(prompt);
     let mut texts = vec![prompt];
     if parts.len() > 1 {

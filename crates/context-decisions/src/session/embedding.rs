@@ -150,10 +150,8 @@ impl Session {
             texts,
             prompts,
             lexical,
-            // Of what a request carries, as the lexical scorer reads it.
-            names_a_file: pcd_picker::embedded::names_a_file(pcd_picker::request::latest_text(
-                text,
-            )),
+            // Of what a request carries (`names_a_file` reads only that), as the lexical scorer.
+            names_a_file: pcd_picker::embedded::names_a_file(text),
         }));
     }
 
