@@ -155,8 +155,9 @@ pub(crate) fn state_json() -> String {
 
 /// Embeds `texts` that the cache lacks on a background thread (one at a time across the
 /// process), sending each vector as it is ready, then saves the cache. Without a sender it only
-/// fills the cache (the warm-up at a session's start). The first `prompts` texts are a prompt's:
-/// embedded, never cached (a user's words are not kept on disk, not even as a vector).
+/// fills the cache (the warm-up at a session's start). The texts numbered below `prompts` are a
+/// prompt's: embedded first, together ([`Semantic::prompt_vectors`]), never cached (a user's
+/// words are not kept on disk, not even as a vector).
 fn embed_in_background(
     model: Arc<Semantic>,
     texts: Vec<(usize, String)>,
@@ -172,19 +173,28 @@ fn embed_in_background(
         .spawn(move || {
             let _one = EMBEDDING.lock();
             let mut added = false;
-            for (i, text) in texts {
-                let v = if i < prompts {
-                    model.prompt_vector(&text)
-                } else {
-                    model.cached(&text).or_else(|| {
-                        added = true;
-                        model.vector(&text)
-                    })
-                };
+            let send = |i: usize, v: Option<Vec<f32>>| {
                 if let Some(tx) = &sender {
                     // The job may have stopped waiting: the vector is in the cache anyway.
                     let _ = tx.send((i, v));
                 }
+            };
+            // The prompt's texts first, together (one pass within one text's bound).
+            let (prompt, candidates): (Vec<_>, Vec<_>) =
+                texts.into_iter().partition(|(i, _)| *i < prompts);
+            if !prompt.is_empty() {
+                let read: Vec<&str> = prompt.iter().map(|(_, text)| text.as_str()).collect();
+                let vectors = model.prompt_vectors(&read);
+                for (n, (i, _)) in prompt.iter().enumerate() {
+                    send(*i, vectors.as_ref().and_then(|v| v.get(n).cloned()));
+                }
+            }
+            for (i, text) in candidates {
+                let v = model.cached(&text).or_else(|| {
+                    added = true;
+                    model.vector(&text)
+                });
+                send(i, v);
             }
             if added {
                 model.save();

@@ -162,10 +162,11 @@ mod real {
             Some(v)
         }
 
-        /// The vector of a prompt's `text`, never cached: a user's words are not kept on disk,
-        /// not even as a vector.
-        pub fn prompt_vector(&self, text: &str) -> Option<Vec<f32>> {
-            self.model.embed(text).ok()
+        /// The vectors of a prompt's `texts` ([`embedded::prompt_texts`]), read within one
+        /// text's bound in all and encoded in one pass ([`MiniLm::embed_prompt`]); never cached:
+        /// a user's words are not kept on disk, not even as a vector.
+        pub fn prompt_vectors(&self, texts: &[&str]) -> Option<Vec<Vec<f32>>> {
+            self.model.embed_prompt(texts).ok()
         }
 
         /// The vector of `text` when the cache already holds it; never runs the model.
@@ -206,7 +207,7 @@ mod real {
         }
 
         /// Never called: there is no model.
-        pub fn prompt_vector(&self, _text: &str) -> Option<Vec<f32>> {
+        pub fn prompt_vectors(&self, _texts: &[&str]) -> Option<Vec<Vec<f32>>> {
             None
         }
 
@@ -239,11 +240,7 @@ pub fn scores(
     let Some((model, vectors)) = semantic else {
         return (lexical, ScorerUsed::Lexical(String::new()));
     };
-    let Some(prompts) = embedded::prompt_texts(prompt)
-        .into_iter()
-        .map(|text| model.prompt_vector(text))
-        .collect::<Option<Vec<_>>>()
-    else {
+    let Some(prompts) = model.prompt_vectors(&embedded::prompt_texts(prompt)) else {
         return (
             lexical,
             ScorerUsed::Lexical(pcd_ui_text::SEMANTIC_PROMPT_FAILED.to_owned()),

@@ -1,5 +1,6 @@
 //! The cost of the semantic signal: embedding one prompt at the longest bounded length
-//! (`MAX_TOKENS`) and a short one, and the encoder over 256 token ids (the earlier bound). Needs
+//! (`MAX_TOKENS`), as one text and as the three texts a prompt of several blocks gives (which
+//! share the bound), a short one, and the encoder over 256 token ids (the earlier bound). Needs
 //! the model (`cargo xtask fetch-model`, or `PCD_MODEL_DIR`).
 //!
 //! `cargo bench -p pcd-embed --bench embed`
@@ -38,6 +39,21 @@ fn embed(c: &mut Criterion) {
     );
     c.bench_function(&bound, |b| {
         b.iter(|| model.embed(black_box(&long)).unwrap())
+    });
+    // The most a prompt gives: the prompt and two of its blocks (`prompt_texts`), each past
+    // the share of the bound it is read within, encoded in one pass.
+    let three = [long.as_str(), long.as_str(), long.as_str()];
+    assert!(
+        model
+            .prompt_token_ids(&three)
+            .unwrap()
+            .iter()
+            .map(Vec::len)
+            .sum::<usize>()
+            <= pcd_embed::MAX_TOKENS
+    );
+    c.bench_function("embed one prompt of three texts at the bound", |b| {
+        b.iter(|| model.embed_prompt(black_box(&three)).unwrap())
     });
     // The encoder alone over 256 token ids, the bound before 96: the same work as the earlier
     // "embed one prompt of 256 tokens" but the tokenizer's (about 0.1 ms).

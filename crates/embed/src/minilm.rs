@@ -23,16 +23,13 @@ const LAYER_NORM_EPS: f64 = 1e-12;
 /// first 47 and its last 47 word pieces (about 35 English words each), so a request before or
 /// after a pasted log is read either way. all-MiniLM-L6-v2 was trained on sequences of 128 word
 /// pieces and sentence-transformers runs it at up to 256 (`max_seq_length`), but a prompt's
-/// embedding is waited for and its cost grows faster than its length: the encoder takes 17 ms on
-/// two cores at 96 tokens, 23 ms at 128, 54 ms at 256 (BENCHMARKS.md, issue 16's latency), and
-/// what the eval sets' prompts are given at the defaults is the same at 96 as at 256. The same
-/// bound applies to every text, prompts and candidates alike, so their vectors are of the same
-/// kind; [`MiniLm::vectors_key`] names it.
+/// embedding is waited for and its cost grows faster than its length (BENCHMARKS.md, issue 16's
+/// latency: about 17 ms on two cores at 96 tokens, 43 ms at 256), and what the eval sets'
+/// prompts are given at the defaults is the same at 96 as at 256. The same bound applies to every
+/// text, prompts and candidates alike, so their vectors are of the same kind;
+/// [`MiniLm::vectors_key`] names it. A prompt read as several texts shares it between them
+/// ([`MiniLm::embed_prompt`]).
 pub const MAX_TOKENS: usize = 96;
-
-/// Of a text longer than [`MAX_TOKENS`], how many of its first word pieces are read (the rest
-/// of the bound, less `[CLS]` and `[SEP]`, are its last ones).
-const HEAD_TOKENS: usize = (MAX_TOKENS - 2) / 2;
 
 /// The most characters of a text the tokenizer reads: a longer text is read from its first and
 /// last halves of this (word pieces past the bound are dropped anyway; this bounds the
@@ -43,7 +40,7 @@ const MAX_TEXT_CHARS: usize = 16_384;
 /// of [`MiniLm::vectors_key`], so cached vectors from another bound or another implementation are
 /// never mixed with these. Change it whenever a vector could change.
 const ENCODER: &str =
-    "pcd-embed encoder 3 (fused f32, at most 96 tokens: the first 47 and the last 47 word pieces)";
+    "pcd-embed encoder 4 (fused f32 in two column blocks, at most 96 tokens: the first 47 and the last 47 word pieces)";
 
 /// [`MiniLm::vectors_key`], built once.
 static VECTORS_KEY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
@@ -113,6 +110,10 @@ impl MiniLm {
         let encoder = Encoder::load(vb).map_err(|_| EmbedError::Malformed {
             file: FILES[0].name,
         })?;
+        // Each product runs on one thread: the encoder already runs its two halves side by side
+        // ([`Dense::apply`]), and gemm splitting them again only adds waits (this process has no
+        // other use for gemm).
+        gemm::set_threading_threshold(usize::MAX);
         Ok(MiniLm { tokenizer, encoder })
     }
 
@@ -125,26 +126,61 @@ impl MiniLm {
     /// The token ids the model reads for `text` (with `[CLS]` and `[SEP]`): of a text longer
     /// than [`MAX_TOKENS`], its first and last word pieces.
     pub fn token_ids(&self, text: &str) -> Result<Vec<u32>, EmbedError> {
+        self.token_ids_within(text, MAX_TOKENS)
+    }
+
+    /// [`MiniLm::token_ids`] within `bound` tokens (at least 3, at most [`MAX_TOKENS`]): of a
+    /// longer text, its first `(bound - 2) / 2` word pieces and its last ones.
+    fn token_ids_within(&self, text: &str, bound: usize) -> Result<Vec<u32>, EmbedError> {
+        let bound = bound.clamp(3, MAX_TOKENS);
         let text = within_chars(text);
         let encoding = self
             .tokenizer
             .encode(text.as_ref(), true)
             .map_err(|_| EmbedError::Tokenizer)?;
         let ids = encoding.get_ids();
-        if ids.len() <= MAX_TOKENS {
+        if ids.len() <= bound {
             return Ok(ids.to_vec());
         }
-        let tail = MAX_TOKENS - 2 - HEAD_TOKENS;
-        let mut bounded = Vec::with_capacity(MAX_TOKENS);
-        bounded.extend_from_slice(&ids[..1 + HEAD_TOKENS]);
+        let head = (bound - 2) / 2;
+        let tail = bound - 2 - head;
+        let mut bounded = Vec::with_capacity(bound);
+        bounded.extend_from_slice(&ids[..1 + head]);
         bounded.extend_from_slice(&ids[ids.len() - 1 - tail..]);
         Ok(bounded)
     }
 
-    /// The unit-length vector of `text`. Each text is encoded alone, so its vector never depends
-    /// on what else is embedded with it.
+    /// The unit-length vector of `text`, encoded alone: its vector never depends on what else is
+    /// embedded.
     pub fn embed(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         self.embed_ids(&self.token_ids(text)?)
+    }
+
+    /// The unit-length vectors of one prompt's texts (the prompt and the blocks read on their
+    /// own), read within [`MAX_TOKENS`] tokens in all and encoded in one pass: each text within
+    /// `MAX_TOKENS / texts.len()` tokens (its first and last word pieces, as
+    /// [`MiniLm::token_ids`]), so a prompt of several texts costs what one text at the bound
+    /// does. A prompt of one text is embedded as [`MiniLm::embed`] embeds it.
+    pub fn embed_prompt(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids = self.prompt_token_ids(texts)?;
+        let sequences: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();
+        self.encoder
+            .embed_batch(&sequences)
+            .map_err(|_| EmbedError::Inference)
+    }
+
+    /// The token ids [`MiniLm::embed_prompt`] reads for each of a prompt's `texts`: each within
+    /// `MAX_TOKENS / texts.len()` tokens (at least 3), so at most [`MAX_TOKENS`] in all for up to
+    /// 32 texts.
+    pub fn prompt_token_ids(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>, EmbedError> {
+        let bound = (MAX_TOKENS / texts.len().max(1)).max(3);
+        texts
+            .iter()
+            .map(|text| self.token_ids_within(text, bound))
+            .collect()
     }
 
     /// The unit-length vector of a sequence of token ids as [`MiniLm::token_ids`] gives them
@@ -153,8 +189,10 @@ impl MiniLm {
     /// [`EmbedError::Inference`].
     pub fn embed_ids(&self, ids: &[u32]) -> Result<Vec<f32>, EmbedError> {
         self.encoder
-            .embed_ids(ids)
-            .map_err(|_| EmbedError::Inference)
+            .embed_batch(&[ids])
+            .map_err(|_| EmbedError::Inference)?
+            .pop()
+            .ok_or(EmbedError::Inference)
     }
 }
 
@@ -179,7 +217,9 @@ fn within_chars(text: &str) -> std::borrow::Cow<'_, str> {
 /// residual and layer norm, the heads' split and merge) is plain Rust over the products' slices,
 /// fused into one pass each. Each weight matrix is stored transposed, `[in, out]` and contiguous,
 /// the layout gemm reads fastest, and a layer's query, key and value are one `[384, 1152]`
-/// product.
+/// product. Each product is computed in two column blocks and the attention in two groups of six
+/// heads, side by side on rayon's pool (each block on one thread: gemm's own threading gained
+/// only a fifth on two cores at these shapes).
 struct Encoder {
     words: Tensor,
     positions: Tensor,
@@ -198,9 +238,10 @@ struct Layer {
     output_norm: Norm,
 }
 
-/// A dense layer: its weight transposed (`[in, out]`, contiguous) and its bias.
+/// A dense layer: its weight transposed (`[in, out]`) in two contiguous column blocks, computed
+/// side by side, and its bias.
 struct Dense {
-    weight: Tensor,
+    blocks: [Tensor; 2],
     bias: Vec<f32>,
 }
 
@@ -219,8 +260,13 @@ fn dense(vbs: &[VarBuilder], inputs: usize, outputs: usize) -> candle_core::Resu
         weights.push(vb.get((outputs, inputs), "weight")?);
         bias.extend(vb.get(outputs, "bias")?.to_vec1::<f32>()?);
     }
-    let weight = Tensor::cat(&weights, 0)?.t()?.contiguous()?;
-    Ok(Dense { weight, bias })
+    let weight = Tensor::cat(&weights, 0)?.t()?;
+    let half = bias.len() / 2;
+    let block = |start| weight.narrow(1, start, half)?.contiguous();
+    Ok(Dense {
+        blocks: [block(0)?, block(half)?],
+        bias,
+    })
 }
 
 /// The layer norm under `vb`.
@@ -239,11 +285,23 @@ fn values(t: &Tensor) -> candle_core::Result<Vec<f32>> {
 }
 
 impl Dense {
-    /// `x · W` for the `n` rows of `x` (`[n, in]`), without the bias: the caller fuses it.
-    fn product(&self, x: Vec<f32>, n: usize) -> candle_core::Result<Vec<f32>> {
-        let inputs = x.len() / n;
-        let x = Tensor::from_vec(x, (n, inputs), &Device::Cpu)?;
-        values(&x.matmul(&self.weight)?)
+    /// `f(x · W + b)` for each value of the rows of `x` (`[n, in]`), as rows `[n, out]`. The two
+    /// column blocks are computed side by side on rayon's pool, each applying the bias and `f` to
+    /// its own values; every value is computed the same way whatever the number of cores.
+    fn apply(&self, x: &Tensor, f: impl Fn(f32) -> f32 + Sync) -> candle_core::Result<Vec<f32>> {
+        let width = self.bias.len() / 2;
+        let block = |b: usize| -> candle_core::Result<Vec<f32>> {
+            let mut out = values(&x.matmul(&self.blocks[b])?)?;
+            let bias = &self.bias[b * width..][..width];
+            for row in out.chunks_exact_mut(width) {
+                for (v, b) in row.iter_mut().zip(bias) {
+                    *v = f(*v + b);
+                }
+            }
+            Ok(out)
+        };
+        let (left, right) = rayon::join(|| block(0), || block(1));
+        Ok(side_by_side(&left?, &right?, width))
     }
 }
 
@@ -370,121 +428,182 @@ impl Encoder {
         })
     }
 
-    /// One sequence (no padding, so no mask) through the encoder, mean-pooled and normalised.
-    fn embed_ids(&self, ids: &[u32]) -> candle_core::Result<Vec<f32>> {
-        let n = ids.len();
-        if n == 0 || n > POSITIONS || ids.iter().any(|&id| id as usize >= VOCAB) {
+    /// Sequences through the encoder in one pass, each mean-pooled and normalised: their rows go
+    /// through each product together (the weights are read once for all of them), each attends
+    /// only to its own (no padding, so no mask). Runs on rayon's pool, so the halves each layer splits into are handed between its
+    /// threads without waking the caller each time.
+    fn embed_batch(&self, sequences: &[&[u32]]) -> candle_core::Result<Vec<Vec<f32>>> {
+        rayon::scope(|_| self.encode(sequences))
+    }
+
+    /// [`Encoder::embed_batch`], on whichever thread calls it.
+    fn encode(&self, sequences: &[&[u32]]) -> candle_core::Result<Vec<Vec<f32>>> {
+        let lengths: Vec<usize> = sequences.iter().map(|ids| ids.len()).collect();
+        if sequences.is_empty()
+            || sequences.iter().any(|ids| {
+                ids.is_empty()
+                    || ids.len() > POSITIONS
+                    || ids.iter().any(|&id| id as usize >= VOCAB)
+            })
+        {
             return Err(candle_core::Error::Msg(
                 "not a sequence the model reads".into(),
             ));
         }
         let device = Device::Cpu;
+        let all: Vec<u32> = sequences.concat();
         let words = values(
             &self
                 .words
-                .index_select(&Tensor::from_slice(ids, n, &device)?, 0)?,
+                .index_select(&Tensor::from_slice(&all, all.len(), &device)?, 0)?,
         )?;
-        let positions = values(&self.positions.narrow(0, 0, n)?)?;
+        let longest = lengths.iter().copied().max().unwrap_or(0);
+        let positions = values(&self.positions.narrow(0, 0, longest)?)?;
         let token_type = values(&self.token_types.narrow(0, 0, 1)?)?;
-        let mut x: Vec<f32> = words
-            .chunks_exact(HIDDEN)
-            .zip(positions.chunks_exact(HIDDEN))
-            .flat_map(|(w, p)| {
-                w.iter()
-                    .zip(p)
-                    .zip(&token_type)
-                    .map(|((w, p), t)| w + p + t)
-            })
-            .collect();
-        self.embeddings_norm.apply(&mut x);
-        for layer in &self.layers {
-            x = layer.forward(x, n)?;
-        }
-        let mut pooled = vec![0f32; HIDDEN];
-        for row in x.chunks_exact(HIDDEN) {
-            for (p, v) in pooled.iter_mut().zip(row) {
-                *p += v;
+        let mut x = Vec::with_capacity(words.len());
+        let mut rows = words.chunks_exact(HIDDEN);
+        for &n in &lengths {
+            for (w, p) in rows.by_ref().take(n).zip(positions.chunks_exact(HIDDEN)) {
+                x.extend(
+                    w.iter()
+                        .zip(p)
+                        .zip(&token_type)
+                        .map(|((w, p), t)| w + p + t),
+                );
             }
         }
-        for p in &mut pooled {
-            *p /= n as f32;
+        self.embeddings_norm.apply(&mut x);
+        for layer in &self.layers {
+            x = layer.forward(x, &lengths)?;
         }
-        let length = pooled.iter().map(|p| p * p).sum::<f32>().sqrt().max(1e-12);
-        Ok(pooled.into_iter().map(|p| p / length).collect())
+        let mut rows = x.chunks_exact(HIDDEN);
+        Ok(lengths
+            .iter()
+            .map(|&n| {
+                let mut pooled = vec![0f32; HIDDEN];
+                for row in rows.by_ref().take(n) {
+                    for (p, v) in pooled.iter_mut().zip(row) {
+                        *p += v;
+                    }
+                }
+                for p in &mut pooled {
+                    *p /= n as f32;
+                }
+                let length = pooled.iter().map(|p| p * p).sum::<f32>().sqrt().max(1e-12);
+                pooled.into_iter().map(|p| p / length).collect()
+            })
+            .collect())
     }
 }
 
 impl Layer {
-    /// One layer over the `n` rows of `x` (`[n, HIDDEN]`).
-    fn forward(&self, x: Vec<f32>, n: usize) -> candle_core::Result<Vec<f32>> {
-        const HEAD: usize = HIDDEN / HEADS;
+    /// One layer over the rows of `x` (`[Σ lengths, HIDDEN]`): sequences of `lengths` rows, one
+    /// after the other.
+    fn forward(&self, x: Vec<f32>, lengths: &[usize]) -> candle_core::Result<Vec<f32>> {
+        let n: usize = lengths.iter().sum();
         let device = Device::Cpu;
-        let qkv = self.qkv.product(x.clone(), n)?;
-        // Split the heads: queries `[HEADS, n, HEAD]` (scaled by 1/√HEAD), keys transposed
-        // `[HEADS, HEAD, n]`, values `[HEADS, n, HEAD]`, with the biases added.
-        let scale = 1.0 / (HEAD as f32).sqrt();
-        let mut q = vec![0f32; n * HIDDEN];
-        let mut k = vec![0f32; n * HIDDEN];
-        let mut v = vec![0f32; n * HIDDEN];
-        for (i, row) in qkv.chunks_exact(3 * HIDDEN).enumerate() {
-            for h in 0..HEADS {
-                for d in 0..HEAD {
-                    let c = h * HEAD + d;
-                    q[(h * n + i) * HEAD + d] = (row[c] + self.qkv.bias[c]) * scale;
-                    k[(h * HEAD + d) * n + i] = row[HIDDEN + c] + self.qkv.bias[HIDDEN + c];
-                    v[(h * n + i) * HEAD + d] = row[2 * HIDDEN + c] + self.qkv.bias[2 * HIDDEN + c];
-                }
-            }
-        }
-        let q = Tensor::from_vec(q, (HEADS, n, HEAD), &device)?;
-        let k = Tensor::from_vec(k, (HEADS, HEAD, n), &device)?;
-        let v = Tensor::from_vec(v, (HEADS, n, HEAD), &device)?;
-        let mut scores = values(&q.matmul(&k)?)?;
-        for row in scores.chunks_exact_mut(n) {
-            let max = max(row);
-            for s in row.iter_mut() {
-                *s = exp(*s - max);
-            }
-            let total = 1.0 / sum(row);
-            for s in row.iter_mut() {
-                *s *= total;
-            }
-        }
-        let weights = Tensor::from_vec(scores, (HEADS, n, n), &device)?;
-        let context = values(&weights.matmul(&v)?)?;
-        // Merge the heads back into rows `[n, HIDDEN]`.
-        let mut merged = vec![0f32; n * HIDDEN];
-        for h in 0..HEADS {
-            for i in 0..n {
-                merged[i * HIDDEN + h * HEAD..][..HEAD]
-                    .copy_from_slice(&context[(h * n + i) * HEAD..][..HEAD]);
-            }
-        }
-        let mut attended = self.attention_out.product(merged, n)?;
-        add_bias_and_residual(&mut attended, &self.attention_out.bias, &x);
+        let rows = |v: &[f32], width: usize| Tensor::from_slice(v, (n, width), &device);
+        let qkv = self.qkv.apply(&rows(&x, HIDDEN)?, |v| v)?;
+        let (left, right) = rayon::join(
+            || attention(&qkv, lengths, 0..HEADS / 2),
+            || attention(&qkv, lengths, HEADS / 2..HEADS),
+        );
+        let merged = side_by_side(&left?, &right?, HIDDEN / 2);
+        let mut attended = self.attention_out.apply(&rows(&merged, HIDDEN)?, |v| v)?;
+        add_residual(&mut attended, &x);
         self.attention_norm.apply(&mut attended);
-        let mut inner = self.intermediate.product(attended.clone(), n)?;
-        for row in inner.chunks_exact_mut(INTERMEDIATE) {
-            for (a, b) in row.iter_mut().zip(&self.intermediate.bias) {
-                *a = gelu(*a + b);
-            }
-        }
-        let mut out = self.output.product(inner, n)?;
-        add_bias_and_residual(&mut out, &self.output.bias, &attended);
+        let inner = self.intermediate.apply(&rows(&attended, HIDDEN)?, gelu)?;
+        let mut out = self.output.apply(&rows(&inner, INTERMEDIATE)?, |v| v)?;
+        add_residual(&mut out, &attended);
         self.output_norm.apply(&mut out);
         Ok(out)
     }
 }
 
-/// Adds `bias` to every row of `rows` (`[n, HIDDEN]`) and `residual` (the same shape) to it: the
-/// step before each layer norm.
-fn add_bias_and_residual(rows: &mut [f32], bias: &[f32], residual: &[f32]) {
-    for (row, input) in rows
-        .chunks_exact_mut(HIDDEN)
-        .zip(residual.chunks_exact(HIDDEN))
-    {
-        for ((a, b), r) in row.iter_mut().zip(bias).zip(input) {
-            *a += b + r;
+/// The rows of `left` and `right` (each `width` wide) joined: row `i` is left's row `i`, then
+/// right's.
+fn side_by_side(left: &[f32], right: &[f32], width: usize) -> Vec<f32> {
+    let mut rows = Vec::with_capacity(left.len() + right.len());
+    for (l, r) in left.chunks_exact(width).zip(right.chunks_exact(width)) {
+        rows.extend_from_slice(l);
+        rows.extend_from_slice(r);
+    }
+    rows
+}
+
+/// The width of one attention head.
+const HEAD: usize = HIDDEN / HEADS;
+
+/// Self-attention for `heads`, each sequence of `lengths` rows of `qkv` (`[Σ lengths, 3 ×
+/// HIDDEN]`: queries, keys and values, biases added) attending to its own rows: rows
+/// `[Σ lengths, heads.len() × HEAD]`, the heads' contexts side by side.
+fn attention(
+    qkv: &[f32],
+    lengths: &[usize],
+    heads: std::ops::Range<usize>,
+) -> candle_core::Result<Vec<f32>> {
+    let width = heads.len() * HEAD;
+    let mut out = vec![0f32; lengths.iter().sum::<usize>() * width];
+    let mut start = 0;
+    for &n in lengths {
+        let context = sequence_attention(&qkv[start * 3 * HIDDEN..][..n * 3 * HIDDEN], n, &heads)?;
+        // `[count, n, HEAD]` into rows `[n, width]`.
+        for (g, head) in context.chunks_exact(n * HEAD).enumerate() {
+            for (i, row) in head.chunks_exact(HEAD).enumerate() {
+                out[(start + i) * width + g * HEAD..][..HEAD].copy_from_slice(row);
+            }
         }
+        start += n;
+    }
+    Ok(out)
+}
+
+/// Self-attention of one sequence of `n` rows for `heads`: each head's context `[n, HEAD]`, head
+/// after head.
+fn sequence_attention(
+    qkv: &[f32],
+    n: usize,
+    heads: &std::ops::Range<usize>,
+) -> candle_core::Result<Vec<f32>> {
+    let device = Device::Cpu;
+    let count = heads.len();
+    // Split the heads: queries `[count, n, HEAD]` (scaled by 1/√HEAD), keys transposed
+    // `[count, HEAD, n]`, values `[count, n, HEAD]`.
+    let scale = 1.0 / (HEAD as f32).sqrt();
+    let mut q = vec![0f32; count * n * HEAD];
+    let mut k = vec![0f32; count * n * HEAD];
+    let mut v = vec![0f32; count * n * HEAD];
+    for (i, row) in qkv.chunks_exact(3 * HIDDEN).enumerate() {
+        for (g, h) in heads.clone().enumerate() {
+            for d in 0..HEAD {
+                let c = h * HEAD + d;
+                q[(g * n + i) * HEAD + d] = row[c] * scale;
+                k[(g * HEAD + d) * n + i] = row[HIDDEN + c];
+                v[(g * n + i) * HEAD + d] = row[2 * HIDDEN + c];
+            }
+        }
+    }
+    let q = Tensor::from_vec(q, (count, n, HEAD), &device)?;
+    let k = Tensor::from_vec(k, (count, HEAD, n), &device)?;
+    let v = Tensor::from_vec(v, (count, n, HEAD), &device)?;
+    let mut scores = values(&q.matmul(&k)?)?;
+    for row in scores.chunks_exact_mut(n) {
+        let max = max(row);
+        for s in row.iter_mut() {
+            *s = exp(*s - max);
+        }
+        let total = 1.0 / sum(row);
+        for s in row.iter_mut() {
+            *s *= total;
+        }
+    }
+    let weights = Tensor::from_vec(scores, (count, n, n), &device)?;
+    values(&weights.matmul(&v)?)
+}
+
+/// Adds `residual` (`[n, HIDDEN]`) to `rows` (the same shape): the step before each layer norm.
+fn add_residual(rows: &mut [f32], residual: &[f32]) {
+    for (a, r) in rows.iter_mut().zip(residual) {
+        *a += r;
     }
 }

@@ -207,3 +207,76 @@ fn a_missing_folder_is_a_clear_error() {
         "the model file model.safetensors does not exist"
     );
 }
+
+#[test]
+fn a_prompts_texts_share_the_bound_and_are_read_in_one_pass() {
+    let Some(dir) = model_dir() else { return };
+    let model = MiniLm::load(&dir).unwrap();
+    let log = "    at Worker.process (src/queue.js:10:5)\n".repeat(40);
+    let request = "why does the billing worker crash? page the on-call engineer";
+    let whole = format!("{request}\n\n{log}");
+    // One text is read as `embed` reads it, bit for bit.
+    assert_eq!(
+        model.embed_prompt(&[&whole]).unwrap(),
+        vec![model.embed(&whole).unwrap()]
+    );
+    assert_eq!(
+        model.prompt_token_ids(&[&whole]).unwrap(),
+        vec![model.token_ids(&whole).unwrap()]
+    );
+    // Several texts share MAX_TOKENS, each read from both ends.
+    for texts in [vec![&*whole, &*log], vec![&*whole, request, &*log]] {
+        let ids = model.prompt_token_ids(&texts).unwrap();
+        assert!(
+            ids.iter().map(Vec::len).sum::<usize>() <= MAX_TOKENS,
+            "{ids:?}"
+        );
+        for (ids, text) in ids.iter().zip(&texts) {
+            let alone = model.token_ids(text).unwrap();
+            assert_eq!(ids.first(), Some(&101));
+            assert_eq!(ids.last(), Some(&102));
+            if ids.len() < alone.len() {
+                let head = (ids.len() - 2) / 2;
+                assert_eq!(ids[..=head], alone[..=head], "the text's first word pieces");
+                let tail = ids.len() - 1 - head;
+                assert_eq!(
+                    ids[ids.len() - tail..],
+                    alone[alone.len() - tail..],
+                    "its last ones"
+                );
+            } else {
+                assert_eq!(ids, &alone);
+            }
+        }
+    }
+    // Encoded together, each text's vector is its own: within rounding of the text encoded
+    // alone at the same bound (the request fits in it whole), and the same on every run.
+    let together = model.embed_prompt(&[&whole, request, &log]).unwrap();
+    assert_eq!(together.len(), 3);
+    let alone = model.embed(request).unwrap();
+    let worst = together[1]
+        .iter()
+        .zip(&alone)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max);
+    assert!(worst < 1e-5, "the request's vector moved by {worst}");
+    assert_eq!(
+        together,
+        model.embed_prompt(&[&whole, request, &log]).unwrap()
+    );
+    for (vector, ids) in together
+        .iter()
+        .zip(model.prompt_token_ids(&[&whole, request, &log]).unwrap())
+    {
+        let worst = vector
+            .iter()
+            .zip(model.embed_ids(&ids).unwrap())
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(
+            worst < 1e-5,
+            "a text's vector depends on the others by {worst}"
+        );
+    }
+    assert_eq!(model.embed_prompt(&[]).unwrap(), Vec::<Vec<f32>>::new());
+}
