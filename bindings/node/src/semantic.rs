@@ -184,9 +184,9 @@ fn embed_in_background(
                 texts.into_iter().partition(|(i, _)| *i < prompts);
             if !prompt.is_empty() {
                 let read: Vec<&str> = prompt.iter().map(|(_, text)| text.as_str()).collect();
-                let vectors = model.prompt_vectors(&read);
-                for (n, (i, _)) in prompt.iter().enumerate() {
-                    send(*i, vectors.as_ref().and_then(|v| v.get(n).cloned()));
+                let mut vectors = model.prompt_vectors(&read).map(Vec::into_iter);
+                for (i, _) in &prompt {
+                    send(*i, vectors.as_mut().and_then(Iterator::next));
                 }
             }
             for (i, text) in candidates {

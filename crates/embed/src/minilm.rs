@@ -430,8 +430,8 @@ impl Encoder {
 
     /// Sequences through the encoder in one pass, each mean-pooled and normalised: their rows go
     /// through each product together (the weights are read once for all of them), each attends
-    /// only to its own (no padding, so no mask). Runs on rayon's pool, so the halves each layer splits into are handed between its
-    /// threads without waking the caller each time.
+    /// only to its own (no padding, so no mask). Runs on rayon's pool, so the halves each layer
+    /// splits into are handed between its threads without waking the caller each time.
     fn embed_batch(&self, sequences: &[&[u32]]) -> candle_core::Result<Vec<Vec<f32>>> {
         rayon::scope(|_| self.encode(sequences))
     }
