@@ -537,10 +537,11 @@ fn the_install_script_builds_the_addon_from_source_with_cargo() {
 }
 
 /// Runs a prompt round of the embedded scorer through the addon in Node with the model folder
-/// `model` (and a fresh vector cache): waits until the model is no longer loading and the
-/// candidates' vectors are embedded, then asks "Is the preview deployment finished?" and a
-/// second prompt against `examples/inventory.json`. Returns what Node saw.
-fn semantic_round(model: &std::path::Path, name: &str) -> serde_json::Value {
+/// `model` (and a fresh vector cache): waits until the model is no longer loading and, when
+/// `warm`, until a reconcile boundary's warm-up has embedded the candidates' vectors; then asks
+/// "Is the preview deployment finished?" and a second prompt against `examples/inventory.json`.
+/// Returns what Node saw, with whether the vector cache was on disk as each answer arrived.
+fn semantic_round(model: &std::path::Path, name: &str, warm: bool) -> serde_json::Value {
     let dir = pcd_tests::temp_dir(name);
     let agent = dir.join("agent");
     std::fs::create_dir_all(agent.join("pi-context-decisions")).unwrap();
@@ -556,12 +557,13 @@ fn semantic_round(model: &std::path::Path, name: &str) -> serde_json::Value {
              const names = JSON.parse(tools).filter(t => t.exposure !== 'deferred').map(t => t.name);
              const started = Date.now();
              const s = a.PiSession.start(JSON.stringify({{reason: 'startup', nonce: 'n', agentDirEnv: {agent:?}, home: {dir:?}, cwd: {dir:?}}}), '[]');
-             s.boundary(JSON.stringify({{type: 'reconcile'}}), tools, names);
+             const warm = {warm};
+             if (warm) s.boundary(JSON.stringify({{type: 'reconcile'}}), tools, names);
              const startMs = Date.now() - started;
              let state;
              for (;;) {{
                state = JSON.parse(a.semanticState());
-               if (state.state !== 'loading' && state.warming === 0) break;
+               if (state.state !== 'loading' && (!warm || state.warming === 0)) break;
                await new Promise(r => setTimeout(r, 20));
              }}
              const warnings = [];
@@ -570,12 +572,14 @@ fn semantic_round(model: &std::path::Path, name: &str) -> serde_json::Value {
                let effects = JSON.parse(s.boundary(JSON.stringify({{type: 'prompt', text}}), tools, names));
                const job = effects.find(e => e.type === 'decide');
                let answer = null;
+               let onDisk = null;
                if (job) {{
                  answer = JSON.parse(await s.answerSemantic(job.job));
+                 onDisk = require('fs').existsSync({cache:?});
                  effects = effects.concat(JSON.parse(s.decided(job.job, JSON.stringify(answer), names)));
                }}
                const added = effects.filter(e => e.type === 'appendEntry').flatMap(e => e.data.tools ?? []);
-               rounds.push({{ job: job ?? null, answer, added, status: s.status() }});
+               rounds.push({{ job: job ?? null, answer, onDisk, added, status: s.status() }});
                warnings.push(...s.takeWarnings());
              }}
              process.stdout.write(JSON.stringify({{ state, startMs, rounds, warnings }}));
@@ -584,6 +588,7 @@ fn semantic_round(model: &std::path::Path, name: &str) -> serde_json::Value {
         example = repo().join("examples/inventory.json"),
         agent = agent,
         dir = dir,
+        cache = dir.join("vectors.bin"),
     );
     let out = Command::new(install("node"))
         .arg("-e")
@@ -606,6 +611,29 @@ fn semantic_round(model: &std::path::Path, name: &str) -> serde_json::Value {
     got
 }
 
+/// A round whose candidates were not warmed up embeds them itself, and its answer arrives only
+/// once they are in the vector cache on disk: Pi may exit right after the round (the end-to-end
+/// test found the cache missing once when the save came after the answer).
+#[test]
+fn a_round_ends_only_once_what_it_embedded_is_on_disk() {
+    let Some(model) = pcd_tests::model_dir() else {
+        return;
+    };
+    let cold = semantic_round(&model, "semantic-cold", false);
+    assert_eq!(cold["state"]["state"], "ready", "{cold}");
+    let first = &cold["rounds"][0];
+    assert!(first["answer"]["scores"].is_array(), "{cold}");
+    assert_eq!(first["onDisk"], true, "{cold}");
+    assert!(
+        first["added"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "deploy_status"),
+        "{cold}"
+    );
+}
+
 /// Issue 16 inside Pi: with the model, a prompt's embedded round is a semantic job answered off
 /// the event loop, the fused scores make available a tool the lexical scorer withholds
 /// (`deploy_status` for a paraphrase), and `/decisions` says which scorer decided. With a
@@ -616,7 +644,7 @@ fn the_addon_fuses_the_semantic_signal_and_without_usable_weights_is_lexical() {
     let Some(model) = pcd_tests::model_dir() else {
         return;
     };
-    let fused = semantic_round(&model, "semantic-fused");
+    let fused = semantic_round(&model, "semantic-fused", true);
     assert_eq!(fused["state"]["state"], "ready", "{fused}");
     assert!(fused["warnings"].as_array().unwrap().is_empty(), "{fused}");
     for round in fused["rounds"].as_array().unwrap() {
@@ -647,7 +675,7 @@ fn the_addon_fuses_the_semantic_signal_and_without_usable_weights_is_lexical() {
         .unwrap();
     weights.set_len(1 << 20).unwrap();
     drop(weights);
-    let lexical = semantic_round(&broken, "semantic-lexical");
+    let lexical = semantic_round(&broken, "semantic-lexical", true);
     std::fs::remove_dir_all(&broken).unwrap();
     assert_eq!(lexical["state"]["state"], "off", "{lexical}");
     let warnings = lexical["warnings"].as_array().unwrap();

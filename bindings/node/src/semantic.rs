@@ -154,7 +154,8 @@ pub(crate) fn state_json() -> String {
 }
 
 /// Embeds `texts` that the cache lacks on a background thread (one at a time across the
-/// process), sending each vector as it is ready, then saves the cache. Without a sender it only
+/// process), sending each vector as it is ready, except the last one, which is sent once the cache
+/// is saved (a round never ends before what it embedded is on disk). Without a sender it only
 /// fills the cache (the warm-up at a session's start). The texts numbered below `prompts` are a
 /// prompt's: embedded first, together ([`Semantic::prompt_vectors`]), never cached (a user's
 /// words are not kept on disk, not even as a vector).
@@ -189,15 +190,23 @@ fn embed_in_background(
                     send(*i, vectors.as_mut().and_then(Iterator::next));
                 }
             }
+            // The last vector waits for the save: a round that used what this thread embedded
+            // ends only once it is on disk (Pi may exit right after the round).
+            let mut last = None;
             for (i, text) in candidates {
                 let v = model.cached(&text).or_else(|| {
                     added = true;
                     model.vector(&text)
                 });
-                send(i, v);
+                if let Some((i, v)) = last.replace((i, v)) {
+                    send(i, v);
+                }
             }
             if added {
                 model.save();
+            }
+            if let Some((i, v)) = last {
+                send(i, v);
             }
             WARMING.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         });
