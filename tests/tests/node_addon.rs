@@ -540,9 +540,16 @@ fn the_install_script_builds_the_addon_from_source_with_cargo() {
 /// `model` (and a fresh vector cache): waits until the model is no longer loading and, when
 /// `warm`, until a reconcile boundary's warm-up has embedded the candidates' vectors; then asks
 /// "Is the preview deployment finished?" and a second prompt against `examples/inventory.json`.
-/// Returns what Node saw, with whether the vector cache was on disk as each answer arrived.
-fn semantic_round(model: &std::path::Path, name: &str, warm: bool) -> serde_json::Value {
+/// Returns what Node saw, with whether the vector cache was on disk as each answer arrived. The
+/// vector cache is `cache` when given (kept), else a fresh one in the run's folder.
+fn semantic_round(
+    model: &std::path::Path,
+    name: &str,
+    warm: bool,
+    cache: Option<&std::path::Path>,
+) -> serde_json::Value {
     let dir = pcd_tests::temp_dir(name);
+    let cache = cache.map_or_else(|| dir.join("vectors.bin"), std::path::Path::to_path_buf);
     let agent = dir.join("agent");
     std::fs::create_dir_all(agent.join("pi-context-decisions")).unwrap();
     std::fs::write(
@@ -588,13 +595,13 @@ fn semantic_round(model: &std::path::Path, name: &str, warm: bool) -> serde_json
         example = repo().join("examples/inventory.json"),
         agent = agent,
         dir = dir,
-        cache = dir.join("vectors.bin"),
+        cache = cache,
     );
     let out = Command::new(install("node"))
         .arg("-e")
         .arg(script)
         .env("PCD_MODEL_DIR", model)
-        .env("PCD_VECTOR_CACHE", dir.join("vectors.bin"))
+        .env("PCD_VECTOR_CACHE", &cache)
         // The test is about what the fused scores make available, not about the bound: embedding
         // the prompt took over 250 ms once with other test binaries on both cores, and the round
         // then (rightly) stayed lexical. The fallback past the bound is the session test's.
@@ -619,7 +626,7 @@ fn a_round_ends_only_once_what_it_embedded_is_on_disk() {
     let Some(model) = pcd_tests::model_dir() else {
         return;
     };
-    let cold = semantic_round(&model, "semantic-cold", false);
+    let cold = semantic_round(&model, "semantic-cold", false, None);
     assert_eq!(cold["state"]["state"], "ready", "{cold}");
     let first = &cold["rounds"][0];
     assert!(first["answer"]["scores"].is_array(), "{cold}");
@@ -634,6 +641,75 @@ fn a_round_ends_only_once_what_it_embedded_is_on_disk() {
     );
 }
 
+/// A vector cache whose every vector was scaled off the unit sphere (as a flipped exponent bit
+/// does to one, or a planted file to all) widens nothing: its entries count as missing, the
+/// tools' texts are embedded again, the rounds make available exactly what an honest cache
+/// gives, and the cache is rewritten with the model's unit vectors.
+#[test]
+fn a_vector_cache_off_the_unit_sphere_widens_nothing_and_is_replaced() {
+    let Some(model) = pcd_tests::model_dir() else {
+        return;
+    };
+    let dir = pcd_tests::temp_dir("semantic-scaled-cache");
+    let cache = dir.join("vectors.bin");
+    let honest = semantic_round(&model, "semantic-honest-cache", true, Some(&cache));
+    let loaded = pcd_embed::MiniLm::load(&model).unwrap();
+    let open = || {
+        pcd_embed::cache::VectorCache::open(
+            &cache,
+            loaded.vectors_key(),
+            pcd_embed::DIMENSION,
+            u64::MAX,
+        )
+    };
+    let unit = |v: &[f32]| (v.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-3;
+    // Every vector scaled by ten, in place (the file is the magic, the dimension, then each
+    // entry's 32-byte key and its little-endian f32s).
+    let mut bytes = std::fs::read(&cache).unwrap();
+    let entry = 32 + 4 * pcd_embed::DIMENSION;
+    let header = bytes.len() % entry;
+    let entries = (bytes.len() - header) / entry;
+    assert!(entries > 10, "{entries}");
+    for e in 0..entries {
+        let start = header + e * entry + 32;
+        for x in bytes[start..start + 4 * pcd_embed::DIMENSION].chunks_exact_mut(4) {
+            let v = f32::from_le_bytes([x[0], x[1], x[2], x[3]]) * 10.0;
+            x.copy_from_slice(&v.to_le_bytes());
+        }
+    }
+    std::fs::write(&cache, &bytes).unwrap();
+    assert_eq!(
+        open().len(),
+        entries,
+        "the scaled file still reads as a cache"
+    );
+
+    let scaled = semantic_round(&model, "semantic-scaled-round", true, Some(&cache));
+    assert_eq!(scaled["state"]["state"], "ready", "{scaled}");
+    for (h, s) in honest["rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(scaled["rounds"].as_array().unwrap())
+    {
+        assert!(s["answer"]["scores"].is_array(), "{s}");
+        assert_eq!(s["added"], h["added"], "{s}\n{h}");
+        assert_eq!(s["answer"], h["answer"], "the same scores");
+    }
+    // The warm-up embedded the texts again and saved the model's vectors over the scaled ones.
+    let rewritten = std::fs::read(&cache).unwrap();
+    assert_eq!(rewritten.len(), bytes.len());
+    for e in 0..entries {
+        let start = header + e * entry + 32;
+        let v: Vec<f32> = rewritten[start..start + 4 * pcd_embed::DIMENSION]
+            .chunks_exact(4)
+            .map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]]))
+            .collect();
+        assert!(unit(&v), "entry {e} is still off the unit sphere");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Issue 16 inside Pi: with the model, a prompt's embedded round is a semantic job answered off
 /// the event loop, the fused scores make available a tool the lexical scorer withholds
 /// (`deploy_status` for a paraphrase), and `/decisions` says which scorer decided. With a
@@ -644,7 +720,7 @@ fn the_addon_fuses_the_semantic_signal_and_without_usable_weights_is_lexical() {
     let Some(model) = pcd_tests::model_dir() else {
         return;
     };
-    let fused = semantic_round(&model, "semantic-fused", true);
+    let fused = semantic_round(&model, "semantic-fused", true, None);
     assert_eq!(fused["state"]["state"], "ready", "{fused}");
     assert!(fused["warnings"].as_array().unwrap().is_empty(), "{fused}");
     for round in fused["rounds"].as_array().unwrap() {
@@ -675,7 +751,7 @@ fn the_addon_fuses_the_semantic_signal_and_without_usable_weights_is_lexical() {
         .unwrap();
     weights.set_len(1 << 20).unwrap();
     drop(weights);
-    let lexical = semantic_round(&broken, "semantic-lexical", true);
+    let lexical = semantic_round(&broken, "semantic-lexical", true, None);
     std::fs::remove_dir_all(&broken).unwrap();
     assert_eq!(lexical["state"]["state"], "off", "{lexical}");
     let warnings = lexical["warnings"].as_array().unwrap();

@@ -71,10 +71,15 @@ pub fn model_dirs(
 }
 
 /// The vector cache's file: `PCD_VECTOR_CACHE`, else
-/// `$XDG_CACHE_HOME/pi-context-decisions/vectors.bin` (or `~/.cache/…`).
+/// `$XDG_CACHE_HOME/pi-context-decisions/vectors.bin` (or `~/.cache/…`). A relative path in
+/// either is ignored (it would name a file in whatever folder Pi runs in, such as a checked-out
+/// repository's).
 pub fn cache_file() -> Option<PathBuf> {
-    if let Some(file) = std::env::var_os("PCD_VECTOR_CACHE") {
-        return Some(PathBuf::from(file));
+    if let Some(file) = std::env::var_os("PCD_VECTOR_CACHE")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+    {
+        return Some(file);
     }
     let root = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
@@ -88,6 +93,7 @@ mod real {
     use super::*;
     use pcd_embed::cache::VectorCache;
     use pcd_embed::MiniLm;
+    use pcd_picker::semantic::is_unit;
     use std::sync::Mutex;
 
     /// The bound on the vector cache: 64 MiB, about 42,000 vectors.
@@ -146,17 +152,17 @@ mod real {
             Err(problem)
         }
 
-        /// The vector of `text`, from the cache or the model.
+        /// The vector of `text`, from the cache or the model. Only unit vectors are cached.
         pub fn vector(&self, text: &str) -> Option<Vec<f32>> {
-            if let Some(cache) = &self.cache {
-                if let Some(v) = cache.lock().ok()?.get(text) {
-                    return Some(v);
-                }
+            if let Some(v) = self.cached(text) {
+                return Some(v);
             }
             let v = self.model.embed(text).ok()?;
-            if let Some(cache) = &self.cache {
-                if let Ok(mut cache) = cache.lock() {
-                    cache.insert(text, &v);
+            if is_unit(&v) {
+                if let Some(cache) = &self.cache {
+                    if let Ok(mut cache) = cache.lock() {
+                        cache.insert(text, &v);
+                    }
                 }
             }
             Some(v)
@@ -169,19 +175,31 @@ mod real {
             self.model.embed_prompt(texts).ok()
         }
 
-        /// The vector of `text` when the cache already holds it; never runs the model.
+        /// The vector of `text` when the cache already holds it as a unit vector; never runs the
+        /// model. An entry off the unit sphere (a flipped bit, a planted file) is not the
+        /// model's: it counts as missing, so the text is embedded again and the entry replaced.
         pub fn cached(&self, text: &str) -> Option<Vec<f32>> {
-            self.cache.as_ref()?.lock().ok()?.get(text)
+            self.cache
+                .as_ref()?
+                .lock()
+                .ok()?
+                .get(text)
+                .filter(|v| is_unit(v))
         }
 
-        /// Writes what was added to the cache (a failure only costs time next run).
+        /// Writes what was added to the cache (a failure only costs time next run). The file is
+        /// written after the cache's lock is released, so a round looking up its vectors meanwhile
+        /// is not held up by the disk.
         pub fn save(&self) {
-            if let Some(cache) = &self.cache {
-                if let Ok(mut cache) = cache.lock() {
-                    if let Err(e) = cache.save() {
-                        tracing::debug!(error = %e.kind(), "the vector cache was not saved");
-                    }
-                }
+            let Some(cache) = &self.cache else {
+                return;
+            };
+            let pending = match cache.lock() {
+                Ok(mut cache) => cache.take_save(),
+                Err(_) => None,
+            };
+            if let Some(Err(e)) = pending.map(pcd_embed::cache::PendingSave::write) {
+                tracing::debug!(error = %e.kind(), "the vector cache was not saved");
             }
         }
     }

@@ -135,8 +135,19 @@ impl VectorCache {
     /// Writes the cache if anything was added: the most recently used entries that fit the
     /// bound, to a temporary file in the same folder renamed over the cache.
     pub fn save(&mut self) -> std::io::Result<()> {
+        match self.take_save() {
+            Some(pending) => pending.write(),
+            None => Ok(()),
+        }
+    }
+
+    /// What [`VectorCache::save`] would write, taken now so the writing can happen without the
+    /// cache (a host that shares the cache behind a lock writes after releasing it, and readers
+    /// are not held up by the disk). `None` when nothing was added. The cache counts as saved
+    /// from here on and keeps only the entries written; a failed write only costs time later.
+    pub fn take_save(&mut self) -> Option<PendingSave> {
         if !self.dirty {
-            return Ok(());
+            return None;
         }
         let size = Self::entry_bytes(self.dimension);
         let header = MAGIC.len() as u64 + 4;
@@ -155,6 +166,28 @@ impl VectorCache {
                 bytes.extend_from_slice(&x.to_le_bytes());
             }
         }
+        let kept: std::collections::HashSet<[u8; 32]> = order.iter().map(|(k, _)| **k).collect();
+        self.entries.retain(|k, _| kept.contains(k));
+        self.dirty = false;
+        Some(PendingSave {
+            path: self.path.clone(),
+            bytes,
+        })
+    }
+}
+
+/// A cache's file as [`VectorCache::take_save`] took it, to be written.
+#[derive(Debug)]
+pub struct PendingSave {
+    path: PathBuf,
+    bytes: Vec<u8>,
+}
+
+impl PendingSave {
+    /// Writes the file: to a new temporary file in the cache's folder (never one that is already
+    /// there, nor through a link; readable by its owner alone), synced, then renamed over the
+    /// cache.
+    pub fn write(self) -> std::io::Result<()> {
         if let Some(folder) = self.path.parent() {
             std::fs::create_dir_all(folder)?;
         }
@@ -168,20 +201,22 @@ impl VectorCache {
         let temporary = self
             .path
             .with_file_name(format!(".{name}.{}.{write}.tmp", std::process::id()));
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut created = false;
         let written = (|| {
-            let mut file = std::fs::File::create(&temporary)?;
-            file.write_all(&bytes)?;
+            let mut file = options.open(&temporary)?;
+            created = true;
+            file.write_all(&self.bytes)?;
             file.sync_all()?;
             std::fs::rename(&temporary, &self.path)
         })();
-        if written.is_err() {
+        if written.is_err() && created {
             let _ = std::fs::remove_file(&temporary);
         }
-        written?;
-        let kept: std::collections::HashSet<[u8; 32]> = order.iter().map(|(k, _)| **k).collect();
-        self.entries.retain(|k, _| kept.contains(k));
-        self.dirty = false;
-        Ok(())
+        written
     }
 }
 
@@ -251,6 +286,55 @@ mod tests {
         assert_eq!(again.len(), 2);
         assert!(again.get("used").is_none());
         assert!(again.get("old").is_some() && again.get("new").is_some());
+    }
+
+    /// The temporary file is always a new one: a link planted at its name (another user's, in a
+    /// shared folder) is never written through, and the file saved is its owner's alone.
+    #[cfg(unix)]
+    #[test]
+    fn a_save_never_writes_through_a_planted_link_and_is_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vectors.bin");
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"keep me").unwrap();
+        // Every temporary name this process could use next.
+        for n in 0..10_000 {
+            let name = format!(".vectors.bin.{}.{n}.tmp", std::process::id());
+            std::os::unix::fs::symlink(&victim, dir.path().join(name)).unwrap();
+        }
+        let mut cache = VectorCache::open(&path, "m", 4, 1 << 20);
+        cache.insert("a", &vector(1.0));
+        assert!(cache.save().is_err());
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep me");
+        assert!(!path.exists());
+
+        let elsewhere = tempfile::tempdir().unwrap();
+        let path = elsewhere.path().join("vectors.bin");
+        let mut cache = VectorCache::open(&path, "m", 4, 1 << 20);
+        cache.insert("a", &vector(1.0));
+        cache.save().unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+        assert_eq!(VectorCache::open(&path, "m", 4, 1 << 20).len(), 1);
+    }
+
+    /// A save taken under a lock and written after it gives the same file as a plain save.
+    #[test]
+    fn a_save_taken_now_and_written_later_is_the_same_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (one, two) = (dir.path().join("one.bin"), dir.path().join("two.bin"));
+        let mut a = VectorCache::open(&one, "m", 4, 1 << 20);
+        let mut b = VectorCache::open(&two, "m", 4, 1 << 20);
+        for (text, seed) in [("x", 1.0), ("y", 2.0)] {
+            a.insert(text, &vector(seed));
+            b.insert(text, &vector(seed));
+        }
+        a.save().unwrap();
+        let pending = b.take_save().expect("something was added");
+        assert!(b.take_save().is_none(), "taken once");
+        pending.write().unwrap();
+        assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&two).unwrap());
     }
 
     #[test]

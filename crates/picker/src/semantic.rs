@@ -73,26 +73,54 @@ pub fn candidate_vectors(
         .collect()
 }
 
-/// The cosine of two unit-length vectors (their dot product), 0 when their lengths differ.
-/// Summed in eight lanes (so the compiler can use vector instructions) and the lanes in a fixed
-/// order: the same vectors always give the same cosine.
-pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    if a.len() != b.len() {
-        return 0.0;
-    }
-    let mut lanes = [0.0f32; 8];
+/// How far a vector's squared length may be from 1 and still count as a unit vector. The
+/// model's vectors are normalised in f32 (off by about 1e-7); anything further off did not come
+/// from it as it is (a flipped bit in the vector cache, another embedder).
+pub const UNIT_TOLERANCE: f32 = 1e-3;
+
+/// Whether `v` is a unit vector within [`UNIT_TOLERANCE`] (and finite).
+pub fn is_unit(v: &[f32]) -> bool {
+    let (_, squared, _) = sums(v, v);
+    (squared - 1.0).abs() <= UNIT_TOLERANCE
+}
+
+/// `a · b`, `a · a` and `b · b`, each summed in eight lanes (so the compiler can use vector
+/// instructions) and the lanes in a fixed order: the same vectors always give the same sums.
+/// `a` and `b` have the same length.
+fn sums(a: &[f32], b: &[f32]) -> (f32, f32, f32) {
+    let (mut ab, mut aa, mut bb) = ([0.0f32; 8], [0.0f32; 8], [0.0f32; 8]);
     let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));
     let (ra, rb) = (a8.remainder(), b8.remainder());
     for (x, y) in a8.zip(b8) {
         for i in 0..8 {
-            lanes[i] += x[i] * y[i];
+            ab[i] += x[i] * y[i];
+            aa[i] += x[i] * x[i];
+            bb[i] += y[i] * y[i];
         }
     }
-    let mut sum = lanes.iter().sum::<f32>();
+    let total = |lanes: [f32; 8]| lanes.iter().sum::<f32>();
+    let (mut ab, mut aa, mut bb) = (total(ab), total(aa), total(bb));
     for (x, y) in ra.iter().zip(rb) {
-        sum += x * y;
+        ab += x * y;
+        aa += x * x;
+        bb += y * y;
     }
-    f64::from(sum)
+    (ab, aa, bb)
+}
+
+/// The cosine of two unit vectors (their dot product, within [-1, 1]); 0 when their lengths
+/// differ or either is not a unit vector ([`is_unit`]), so a damaged or foreign vector can
+/// never make its candidate look like the prompt. The same vectors always give the same cosine.
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    if a.len() != b.len() {
+        return 0.0;
+    }
+    let (ab, aa, bb) = sums(a, b);
+    let unit = |squared: f32| (squared - 1.0).abs() <= UNIT_TOLERANCE;
+    if !(unit(aa) && unit(bb) && ab.is_finite()) {
+        return 0.0;
+    }
+    f64::from(ab).clamp(-1.0, 1.0)
 }
 
 /// How much of the lexical score the fused ranking takes; the cosine takes the rest.
@@ -322,13 +350,66 @@ mod tests {
             .all(|s| s.is_finite()));
     }
 
+    fn normalised(v: Vec<f32>) -> Vec<f32> {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / n).collect()
+    }
+
     #[test]
     fn the_cosine_is_the_dot_product() {
-        let a: Vec<f32> = (0..19).map(|i| i as f32 / 10.0).collect();
-        let b: Vec<f32> = (0..19).map(|i| 1.0 - i as f32 / 20.0).collect();
+        let a = normalised((0..19).map(|i| i as f32 / 10.0).collect());
+        let b = normalised((0..19).map(|i| 1.0 - i as f32 / 20.0).collect());
         let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-        assert!((cosine(&a, &b) - f64::from(plain)).abs() < 1e-4);
+        assert!((cosine(&a, &b) - f64::from(plain)).abs() < 1e-6);
         assert_eq!(cosine(&a, &b[..3]), 0.0);
+        assert_eq!(cosine(&a, &a), cosine(&a, &a), "the same sums every time");
+        assert!(cosine(&a, &a) <= 1.0);
+    }
+
+    /// A vector that is not of unit length (one flipped exponent bit in the vector cache, or
+    /// every component scaled) never makes its candidate look like the prompt: its cosine is 0,
+    /// where a plain dot product gave it hundreds and the fused score about 1.
+    #[test]
+    fn a_vector_off_the_unit_sphere_has_no_cosine() {
+        let prompt = normalised((0..384).map(|d| ((d * 13) % 29) as f32 - 14.0).collect());
+        let honest = normalised(vec![1.0; 384]);
+        assert!(is_unit(&prompt) && is_unit(&honest));
+        let scaled: Vec<f32> = honest.iter().map(|x| x * 10.0).collect();
+        let mut flipped = honest.clone();
+        flipped[7] = f32::from_bits(flipped[7].to_bits() | 0x4000_0000);
+        assert!(flipped[7].is_finite() && flipped[7] > 1e30);
+        let mut nan = honest.clone();
+        nan[0] = f32::NAN;
+        for bad in [&scaled, &flipped, &nan, &vec![0.0; 384]] {
+            assert!(!is_unit(bad));
+            assert_eq!(cosine(&prompt, bad), 0.0);
+            assert_eq!(cosine(bad, &prompt), 0.0);
+        }
+        // Scored among honest candidates, the damaged one is scored as if it matched nothing.
+        let lexical = [0.01, 0.5, 0.3];
+        let others = [
+            normalised((0..384).map(|d| (d % 7) as f32).collect()),
+            normalised((0..384).map(|d| (d % 5) as f32 - 2.0).collect()),
+        ];
+        let with = |first: &Vec<f32>| {
+            scores_from_vectors(
+                &lexical,
+                std::slice::from_ref(&prompt),
+                &[first.clone(), others[0].clone(), others[1].clone()],
+                false,
+            )
+        };
+        let zero = normalised(
+            (0..384)
+                .map(|d| if d % 2 == 0 { 1.0 } else { -1.0 })
+                .collect(),
+        );
+        assert!(cosine(&prompt, &zero).abs() < 0.2);
+        for bad in [&scaled, &flipped] {
+            let damaged = with(bad);
+            assert!(damaged[0] < 0.625, "{damaged:?}");
+            assert!(damaged[0] <= with(&zero)[0] + 0.05, "{damaged:?}");
+        }
     }
 
     #[test]
