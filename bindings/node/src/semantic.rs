@@ -8,10 +8,10 @@
 //! Vectors come from the on-disk vector cache or are embedded on one background thread at a time;
 //! a job waits for its vectors up to [`wait_bound`] and is otherwise scored lexically.
 
-use context_decisions::semantic::{model_dirs, Semantic};
+use context_decisions::semantic::{model_dirs, ModelDir, Semantic};
 use context_decisions::session::SemanticJob;
 use napi::bindgen_prelude::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -72,9 +72,9 @@ pub(crate) fn start_loading(agent_dir: &Path, package: Option<&Path>) {
     });
 }
 
-fn load(dirs: Vec<PathBuf>) {
+fn load(dirs: Vec<ModelDir>) {
     let started = Instant::now();
-    let folder_found = dirs.iter().any(|d| d.exists());
+    let folder_found = dirs.iter().any(|d| d.path.exists());
     let state = match Semantic::load(&dirs) {
         Ok(model) => ModelState::Ready(Arc::new(model)),
         Err(reason) => ModelState::Off {

@@ -26,7 +26,17 @@ impl ScorerUsed {
     }
 }
 
-/// The folder the model is looked for in, first match wins: `explicit` (`--model-dir`), then
+/// A folder the model is looked for in, and its role (what the program says of it: never the
+/// path).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelDir {
+    /// The folder.
+    pub path: PathBuf,
+    /// Where it comes from.
+    pub role: pcd_ui_text::ModelFolder,
+}
+
+/// The folders the model is looked for in, first match wins: `explicit` (`--model-dir`), then
 /// `PCD_MODEL_DIR`, then `<agent dir>/pi-context-decisions/models/all-minilm-l6-v2`, then
 /// `package` (inside Pi, the folder of the model's npm package, which the extension resolves),
 /// then the repository's `.cache/models/all-minilm-l6-v2` beside a program built in `target/`.
@@ -34,14 +44,16 @@ pub fn model_dirs(
     explicit: Option<&Path>,
     agent_dir: Option<&Path>,
     package: Option<&Path>,
-) -> Vec<PathBuf> {
+) -> Vec<ModelDir> {
+    use pcd_ui_text::ModelFolder;
     let folder = pcd_embed::pinned::MODEL_FOLDER;
-    if let Some(dir) = explicit {
-        return vec![dir.to_owned()];
+    let dir = |path: PathBuf, role| ModelDir { path, role };
+    if let Some(explicit) = explicit {
+        return vec![dir(explicit.to_owned(), ModelFolder::Explicit)];
     }
     let mut dirs = Vec::new();
-    if let Some(dir) = std::env::var_os("PCD_MODEL_DIR") {
-        dirs.push(PathBuf::from(dir));
+    if let Some(env) = std::env::var_os("PCD_MODEL_DIR") {
+        dirs.push(dir(PathBuf::from(env), ModelFolder::Environment));
     }
     let agent = agent_dir.map(Path::to_owned).or_else(|| {
         crate::mcp_origins::resolve_agent_dir(
@@ -51,20 +63,24 @@ pub fn model_dirs(
         .ok()
     });
     if let Some(agent) = agent {
-        dirs.push(
+        dirs.push(dir(
             agent
                 .join("pi-context-decisions")
                 .join("models")
                 .join(folder),
-        );
+            ModelFolder::AgentDir,
+        ));
     }
     if let Some(package) = package {
-        dirs.push(package.to_owned());
+        dirs.push(dir(package.to_owned(), ModelFolder::Package));
     }
     if let Ok(exe) = std::env::current_exe() {
         // target/<profile>/context-decisions -> the repository root.
         if let Some(root) = exe.parent().and_then(Path::parent).and_then(Path::parent) {
-            dirs.push(root.join(".cache").join("models").join(folder));
+            dirs.push(dir(
+                root.join(".cache").join("models").join(folder),
+                ModelFolder::Checkout,
+            ));
         }
     }
     dirs
@@ -116,14 +132,14 @@ mod real {
         /// used: the first folder that is there but unusable (naming the file and what was
         /// wrong), else the first folder looked for (the most specific: `--model-dir`,
         /// `PCD_MODEL_DIR`, or the agent folder's, where a Pi user installs it).
-        pub fn load(dirs: &[PathBuf]) -> Result<Semantic, String> {
+        pub fn load(dirs: &[ModelDir]) -> Result<Semantic, String> {
             let mut problem = String::from("no model folder to look in");
             let (mut unusable, mut missing) = (false, false);
-            for dir in dirs {
+            for ModelDir { path: dir, role } in dirs {
                 if !dir.exists() {
                     if !unusable && !missing {
                         missing = true;
-                        problem = pcd_ui_text::semantic_model_missing(&dir.display().to_string());
+                        problem = pcd_ui_text::semantic_model_missing(*role);
                     }
                     continue;
                 }
@@ -141,10 +157,7 @@ mod real {
                     }
                     Err(e) if !unusable => {
                         unusable = true;
-                        problem = pcd_ui_text::semantic_model_unusable(
-                            &dir.display().to_string(),
-                            &e.to_string(),
-                        )
+                        problem = pcd_ui_text::semantic_model_unusable(*role, &e.to_string())
                     }
                     Err(_) => {}
                 }
@@ -215,7 +228,7 @@ mod real {
 
     impl Semantic {
         /// Always says the program was built without the semantic signal.
-        pub fn load(_dirs: &[PathBuf]) -> Result<Semantic, String> {
+        pub fn load(_dirs: &[ModelDir]) -> Result<Semantic, String> {
             Err(pcd_ui_text::SEMANTIC_NOT_BUILT.to_owned())
         }
 

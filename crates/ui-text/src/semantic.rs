@@ -1,6 +1,6 @@
 //! What the program says about the semantic signal: which scorer decided, and why the model is
-//! not used when it is not. Folder names are shown through [`display_safe`]; no model file's
-//! contents and no embedded text is ever shown.
+//! not used when it is not. A model folder is named by its role ([`ModelFolder`]), never by its
+//! path; no model file's contents and no embedded text is ever shown.
 
 use crate::display::display_safe;
 
@@ -15,20 +15,51 @@ pub const LEXICAL_ASKED: &str = "--lexical";
 pub const SEMANTIC_PROMPT_FAILED: &str =
     "the prompt could not be embedded; this round was scored lexically";
 
-/// No model folder at `dir`.
-pub fn semantic_model_missing(dir: &str) -> String {
+/// Where a model folder was looked for, named by its role: what the program says never holds a
+/// path of the machine (a home folder, a user name), only where the folder is meant to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelFolder {
+    /// `--model-dir`.
+    Explicit,
+    /// `PCD_MODEL_DIR`.
+    Environment,
+    /// The agent folder's `pi-context-decisions/models/all-minilm-l6-v2`.
+    AgentDir,
+    /// The model's npm package, found by the extension.
+    Package,
+    /// The checkout's `.cache/models/all-minilm-l6-v2`, beside a program built in `target/`.
+    Checkout,
+}
+
+impl ModelFolder {
+    /// The folder as the program names it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ModelFolder::Explicit => "the folder given by --model-dir",
+            ModelFolder::Environment => "the folder PCD_MODEL_DIR names",
+            ModelFolder::AgentDir => {
+                "the agent folder's pi-context-decisions/models/all-minilm-l6-v2"
+            }
+            ModelFolder::Package => "the npm package pi-context-decisions-model-all-minilm-l6-v2",
+            ModelFolder::Checkout => "the checkout's .cache/models/all-minilm-l6-v2",
+        }
+    }
+}
+
+/// No model folder where `folder` says.
+pub fn semantic_model_missing(folder: ModelFolder) -> String {
     format!(
-        "no semantic model at {} (`pi install npm:pi-context-decisions` brings it for Pi; `cargo xtask fetch-model` installs it in a checkout); scoring lexically",
-        display_safe(dir)
+        "no semantic model in {} (`pi install npm:pi-context-decisions` brings it for Pi; `cargo xtask fetch-model` installs it in a checkout); scoring lexically",
+        folder.describe()
     )
 }
 
-/// The model at `dir` could not be used, for `reason` (an `EmbedError`'s sentence, which names
+/// The model in `folder` could not be used, for `reason` (an `EmbedError`'s sentence, which names
 /// the file and what was wrong).
-pub fn semantic_model_unusable(dir: &str, reason: &str) -> String {
+pub fn semantic_model_unusable(folder: ModelFolder, reason: &str) -> String {
     format!(
-        "the semantic model at {} is not used: {}; scoring lexically",
-        display_safe(dir),
+        "the semantic model in {} is not used: {}; scoring lexically",
+        folder.describe(),
         display_safe(reason)
     )
 }
@@ -88,10 +119,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn folder_names_are_shown_safely_and_the_way_back_is_named() {
-        let line = semantic_model_missing("/tmp/m\u{1b}[31m");
-        assert!(!line.contains('\u{1b}'));
-        assert!(line.contains("cargo xtask fetch-model"));
+    fn folders_are_named_by_role_never_by_path_and_the_way_back_is_named() {
+        for folder in [
+            ModelFolder::Explicit,
+            ModelFolder::Environment,
+            ModelFolder::AgentDir,
+            ModelFolder::Package,
+            ModelFolder::Checkout,
+        ] {
+            let line = semantic_model_missing(folder);
+            assert!(line.contains(folder.describe()), "{line}");
+            // Relative names only: no absolute path of the machine.
+            assert!(!line.contains(" /") && !line.contains("~/"), "{line}");
+            assert!(line.contains("cargo xtask fetch-model"));
+            let unusable = semantic_model_unusable(folder, "bad\u{1b}[31m");
+            assert!(!unusable.contains('\u{1b}'), "{unusable}");
+        }
         assert_eq!(scorer_line("lexical", ""), "scorer: lexical");
         assert_eq!(
             scorer_line("lexical", "no model"),
