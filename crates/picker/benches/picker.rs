@@ -185,10 +185,10 @@ fn benches(crit: &mut Criterion) {
         |b| {
             b.iter(|| {
                 let lexical = index.scores(black_box(prompt));
-                let cosines: Vec<f64> = vectors
-                    .iter()
-                    .map(|v| semantic::cosine(black_box(&prompt_vector), v))
-                    .collect();
+                let cosines = semantic::cosines(
+                    std::slice::from_ref(black_box(&prompt_vector)),
+                    black_box(&vectors),
+                );
                 let scores = semantic::fused_scores(
                     &lexical,
                     &cosines,

@@ -80,47 +80,70 @@ pub const UNIT_TOLERANCE: f32 = 1e-3;
 
 /// Whether `v` is a unit vector within [`UNIT_TOLERANCE`] (and finite).
 pub fn is_unit(v: &[f32]) -> bool {
-    let (_, squared, _) = sums(v, v);
+    let (_, squared) = sums(v, v);
     (squared - 1.0).abs() <= UNIT_TOLERANCE
 }
 
-/// `a · b`, `a · a` and `b · b`, each summed in eight lanes (so the compiler can use vector
+/// `a · b` and `b · b`, each summed in eight lanes (so the compiler can use vector
 /// instructions) and the lanes in a fixed order: the same vectors always give the same sums.
 /// `a` and `b` have the same length.
-fn sums(a: &[f32], b: &[f32]) -> (f32, f32, f32) {
-    let (mut ab, mut aa, mut bb) = ([0.0f32; 8], [0.0f32; 8], [0.0f32; 8]);
+fn sums(a: &[f32], b: &[f32]) -> (f32, f32) {
+    let (mut ab, mut bb) = ([0.0f32; 8], [0.0f32; 8]);
     let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));
     let (ra, rb) = (a8.remainder(), b8.remainder());
     for (x, y) in a8.zip(b8) {
         for i in 0..8 {
             ab[i] += x[i] * y[i];
-            aa[i] += x[i] * x[i];
             bb[i] += y[i] * y[i];
         }
     }
     let total = |lanes: [f32; 8]| lanes.iter().sum::<f32>();
-    let (mut ab, mut aa, mut bb) = (total(ab), total(aa), total(bb));
+    let (mut ab, mut bb) = (total(ab), total(bb));
     for (x, y) in ra.iter().zip(rb) {
         ab += x * y;
-        aa += x * x;
         bb += y * y;
     }
-    (ab, aa, bb)
+    (ab, bb)
+}
+
+/// The cosine of `b` with `unit`, a vector already known to be a unit vector: 0 when their
+/// lengths differ or `b` is not a unit vector, else their dot product within [-1, 1].
+fn cosine_with_unit(unit: &[f32], b: &[f32]) -> f64 {
+    if unit.len() != b.len() {
+        return 0.0;
+    }
+    let (ab, bb) = sums(unit, b);
+    if !((bb - 1.0).abs() <= UNIT_TOLERANCE && ab.is_finite()) {
+        return 0.0;
+    }
+    f64::from(ab).clamp(-1.0, 1.0)
 }
 
 /// The cosine of two unit vectors (their dot product, within [-1, 1]); 0 when their lengths
 /// differ or either is not a unit vector ([`is_unit`]), so a damaged or foreign vector can
 /// never make its candidate look like the prompt. The same vectors always give the same cosine.
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    if a.len() != b.len() {
+    if !is_unit(a) {
         return 0.0;
     }
-    let (ab, aa, bb) = sums(a, b);
-    let unit = |squared: f32| (squared - 1.0).abs() <= UNIT_TOLERANCE;
-    if !(unit(aa) && unit(bb) && ab.is_finite()) {
-        return 0.0;
-    }
-    f64::from(ab).clamp(-1.0, 1.0)
+    cosine_with_unit(a, b)
+}
+
+/// Each candidate's cosine: its best with the prompt's vectors (the texts
+/// [`embedded::prompt_texts`](crate::embedded::prompt_texts) gives), each as [`cosine`] has it;
+/// 0 with no usable prompt vector. The prompt's vectors are checked once, not per candidate.
+pub fn cosines(prompts: &[Vec<f32>], candidates: &[Vec<f32>]) -> Vec<f64> {
+    let prompts: Vec<&Vec<f32>> = prompts.iter().filter(|p| is_unit(p)).collect();
+    candidates
+        .iter()
+        .map(|v| {
+            prompts
+                .iter()
+                .map(|p| cosine_with_unit(p, v))
+                .fold(f64::NEG_INFINITY, f64::max)
+        })
+        .map(|c| if c.is_finite() { c } else { 0.0 })
+        .collect()
 }
 
 /// How much of the lexical score the fused ranking takes; the cosine takes the rest.
@@ -253,17 +276,12 @@ pub fn scores_from_vectors(
     candidates: &[Vec<f32>],
     local_file: bool,
 ) -> Vec<f64> {
-    let cosines: Vec<f64> = candidates
-        .iter()
-        .map(|v| {
-            prompts
-                .iter()
-                .map(|p| cosine(p, v))
-                .fold(f64::NEG_INFINITY, f64::max)
-        })
-        .map(|c| if c.is_finite() { c } else { 0.0 })
-        .collect();
-    fused_scores(lexical, &cosines, local_file, &FusedCalibration::default())
+    fused_scores(
+        lexical,
+        &cosines(prompts, candidates),
+        local_file,
+        &FusedCalibration::default(),
+    )
 }
 
 /// The logit of a score, clamped so 0 and 1 stay finite.
