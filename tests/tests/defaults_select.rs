@@ -129,7 +129,7 @@ fn without_usable_weights_pick_scores_lexically_says_why_and_grants_nothing_more
     // A folder without the model, and one whose weights are truncated.
     let mut folders = vec![(
         empty.join("missing"),
-        "no semantic model in the folder given by --model-dir",
+        "no semantic model in the folder named by --model-dir",
     )];
     if let Some(dir) = pcd_tests::model_dir() {
         let torn = empty.join("torn");

@@ -35,8 +35,8 @@ impl ModelFolder {
     /// The folder as the program names it.
     pub fn describe(self) -> &'static str {
         match self {
-            ModelFolder::Explicit => "the folder given by --model-dir",
-            ModelFolder::Environment => "the folder PCD_MODEL_DIR names",
+            ModelFolder::Explicit => "the folder named by --model-dir",
+            ModelFolder::Environment => "the folder named by PCD_MODEL_DIR",
             ModelFolder::AgentDir => {
                 "the agent folder's pi-context-decisions/models/all-minilm-l6-v2"
             }
