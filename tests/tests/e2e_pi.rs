@@ -145,7 +145,8 @@ fn replay(report: &Value) -> pcd_ledger::BranchState {
 fn off_changes_nothing_and_writes_nothing() {
     for version in VERSIONS {
         let report = run("off.json", version);
-        for tools in requests(&report, 0) {
+        // Step 0 waits for the in-memory MCP server to connect.
+        for tools in requests(&report, 1) {
             for tool in ["bar_chart", "web_fetch", "mcp__docs__search"] {
                 assert!(
                     tools.contains(&tool.to_owned()),
@@ -154,7 +155,7 @@ fn off_changes_nothing_and_writes_nothing() {
             }
         }
         for tool in ["bar_chart", "web_fetch", "mcp__docs__search"] {
-            let results = calls(&report, 0, tool);
+            let results = calls(&report, 1, tool);
             assert!(
                 !results.is_empty() && results.iter().all(|(err, _)| !err),
                 "{version}: {tool}: {results:?}"
@@ -1024,7 +1025,10 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
                     "resources": [{ "uri": "docs://readme", "name": "readme", "text": "readme" }]
                 }
             },
+            // Step 0 lets the in-memory MCP server connect before the first prompt.
             "steps": [{
+                "wait": 300
+            }, {
                 "prompt": "Render a bar chart of this CSV",
                 "responses": [
                     { "toolCalls": [
@@ -1079,7 +1083,7 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
                 warnings[0].contains("pi-context-decisions/settings.json"),
                 "{version}: names the settings file"
             );
-            let bash = calls(&report, 0, "bash");
+            let bash = calls(&report, 1, "bash");
             assert!(
                 !bash[0].0 && bash[0].1.contains("internal-ran"),
                 "{version}: {bash:?}"
@@ -1088,10 +1092,10 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
             // are blocked while filtering is on (or may be), like every external tool. A name
             // in the project file's `alwaysAllowed` (not a tool list) pins nothing.
             for (step, tool) in [
-                (0, "bar_chart"),
-                (0, "list_mcp_resources"),
-                (0, "read_mcp_resource"),
-                (1, "web_fetch"),
+                (1, "bar_chart"),
+                (1, "list_mcp_resources"),
+                (1, "read_mcp_resource"),
+                (2, "web_fetch"),
             ] {
                 let got = calls(&report, step, tool);
                 let blocked = match switch {
@@ -1618,7 +1622,11 @@ fn a_lone_surrogate_in_a_tool_result_loses_no_availability_inside_pi() {
                             "result": "half an emoji: \u{FFFD}" }]
             }
         },
+        // The in-memory MCP server connects while Pi starts: without the wait the first call
+        // to its tool found it not registered yet about one run in three.
         "steps": [{
+            "wait": 300
+        }, {
             "prompt": "What's the weather forecast for Lisbon?",
             "responses": [
                 { "toolCalls": [
@@ -1645,9 +1653,9 @@ fn a_lone_surrogate_in_a_tool_result_loses_no_availability_inside_pi() {
     std::fs::write(&path, text).unwrap();
     for version in VERSIONS {
         let report = run_file(&path, version, &pcd_tests::addon());
-        let search = calls(&report, 0, "mcp__docs__search");
+        let search = calls(&report, 1, "mcp__docs__search");
         assert!(!search[0].0, "{version}: {search:?}");
-        for step in [0, 2] {
+        for step in [1, 3] {
             let forecast = calls(&report, step, "forecast_weather");
             assert!(!forecast[0].0, "{version}: step {step}: {forecast:?}");
         }
