@@ -618,6 +618,15 @@ fn semantic_round(
     got
 }
 
+/// Whether a round of [`semantic_round`] made `tool` available.
+fn made_available(round: &serde_json::Value, tool: &str) -> bool {
+    round["added"]
+        .as_array()
+        .expect("a round lists what it made available")
+        .iter()
+        .any(|t| t == tool)
+}
+
 /// A round whose candidates were not warmed up embeds them itself, and its answer arrives only
 /// once they are in the vector cache on disk: Pi may exit right after the round (the end-to-end
 /// test found the cache missing once when the save came after the answer).
@@ -631,14 +640,7 @@ fn a_round_ends_only_once_what_it_embedded_is_on_disk() {
     let first = &cold["rounds"][0];
     assert!(first["answer"]["scores"].is_array(), "{cold}");
     assert_eq!(first["onDisk"], true, "{cold}");
-    assert!(
-        first["added"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t == "deploy_status"),
-        "{cold}"
-    );
+    assert!(made_available(first, "deploy_status"), "{cold}");
 }
 
 /// A vector cache whose every vector was scaled off the unit sphere (as a flipped exponent bit
@@ -653,34 +655,33 @@ fn a_vector_cache_off_the_unit_sphere_widens_nothing_and_is_replaced() {
     let dir = pcd_tests::temp_dir("semantic-scaled-cache");
     let cache = dir.join("vectors.bin");
     let honest = semantic_round(&model, "semantic-honest-cache", true, Some(&cache));
-    let loaded = pcd_embed::MiniLm::load(&model).unwrap();
-    let open = || {
-        pcd_embed::cache::VectorCache::open(
-            &cache,
-            loaded.vectors_key(),
-            pcd_embed::DIMENSION,
-            u64::MAX,
-        )
-    };
-    let unit = |v: &[f32]| (v.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-3;
     // Every vector scaled by ten, in place (the file is the magic, the dimension, then each
     // entry's 32-byte key and its little-endian f32s).
     let mut bytes = std::fs::read(&cache).unwrap();
     let entry = 32 + 4 * pcd_embed::DIMENSION;
     let header = bytes.len() % entry;
-    let entries = (bytes.len() - header) / entry;
-    assert!(entries > 10, "{entries}");
-    for e in 0..entries {
-        let start = header + e * entry + 32;
-        for x in bytes[start..start + 4 * pcd_embed::DIMENSION].chunks_exact_mut(4) {
+    let vectors: Vec<std::ops::Range<usize>> = (header..bytes.len())
+        .step_by(entry)
+        .map(|start| start + 32..start + entry)
+        .collect();
+    assert!(vectors.len() > 10, "{}", vectors.len());
+    for range in &vectors {
+        for x in bytes[range.clone()].chunks_exact_mut(4) {
             let v = f32::from_le_bytes([x[0], x[1], x[2], x[3]]) * 10.0;
             x.copy_from_slice(&v.to_le_bytes());
         }
     }
     std::fs::write(&cache, &bytes).unwrap();
+    let loaded = pcd_embed::MiniLm::load(&model).unwrap();
+    let reread = pcd_embed::cache::VectorCache::open(
+        &cache,
+        loaded.vectors_key(),
+        pcd_embed::DIMENSION,
+        u64::MAX,
+    );
     assert_eq!(
-        open().len(),
-        entries,
+        reread.len(),
+        vectors.len(),
         "the scaled file still reads as a cache"
     );
 
@@ -699,13 +700,15 @@ fn a_vector_cache_off_the_unit_sphere_widens_nothing_and_is_replaced() {
     // The warm-up embedded the texts again and saved the model's vectors over the scaled ones.
     let rewritten = std::fs::read(&cache).unwrap();
     assert_eq!(rewritten.len(), bytes.len());
-    for e in 0..entries {
-        let start = header + e * entry + 32;
-        let v: Vec<f32> = rewritten[start..start + 4 * pcd_embed::DIMENSION]
+    for (e, range) in vectors.into_iter().enumerate() {
+        let squared: f32 = rewritten[range]
             .chunks_exact(4)
-            .map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]]))
-            .collect();
-        assert!(unit(&v), "entry {e} is still off the unit sphere");
+            .map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]]).powi(2))
+            .sum();
+        assert!(
+            (squared - 1.0).abs() < 1e-3,
+            "entry {e} is still off the unit sphere"
+        );
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -729,13 +732,8 @@ fn the_addon_fuses_the_semantic_signal_and_without_usable_weights_is_lexical() {
         let status = round["status"].as_str().unwrap();
         assert!(status.contains("(embedded+semantic)"), "{status}");
     }
-    let first = &fused["rounds"][0]["added"];
     assert!(
-        first
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t == "deploy_status"),
+        made_available(&fused["rounds"][0], "deploy_status"),
         "the paraphrase gets deploy_status through the semantic signal: {fused}"
     );
 
@@ -768,13 +766,8 @@ fn the_addon_fuses_the_semantic_signal_and_without_usable_weights_is_lexical() {
         assert!(status.contains("model.safetensors"), "{status}");
     }
     // The first prompt, where the fused scores added deploy_status: lexically it is withheld.
-    let first = &lexical["rounds"][0]["added"];
     assert!(
-        !first
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t == "deploy_status"),
+        !made_available(&lexical["rounds"][0], "deploy_status"),
         "{lexical}"
     );
 }

@@ -80,7 +80,11 @@ pub const UNIT_TOLERANCE: f32 = 1e-3;
 
 /// Whether `v` is a unit vector within [`UNIT_TOLERANCE`] (and finite).
 pub fn is_unit(v: &[f32]) -> bool {
-    let (_, squared) = sums(v, v);
+    unit_length(sums(v, v).1)
+}
+
+/// Whether a squared length is 1 within [`UNIT_TOLERANCE`] (false for NaN).
+fn unit_length(squared: f32) -> bool {
     (squared - 1.0).abs() <= UNIT_TOLERANCE
 }
 
@@ -113,7 +117,7 @@ fn cosine_with_unit(unit: &[f32], b: &[f32]) -> f64 {
         return 0.0;
     }
     let (ab, bb) = sums(unit, b);
-    if !((bb - 1.0).abs() <= UNIT_TOLERANCE && ab.is_finite()) {
+    if !(unit_length(bb) && ab.is_finite()) {
         return 0.0;
     }
     f64::from(ab).clamp(-1.0, 1.0)
