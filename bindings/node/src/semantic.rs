@@ -173,7 +173,6 @@ fn embed_in_background(
         .name("pcd-embed".into())
         .spawn(move || {
             let _one = EMBEDDING.lock();
-            let mut added = false;
             let send = |i: usize, v: Option<Vec<f32>>| {
                 if let Some(tx) = &sender {
                     // The job may have stopped waiting: the vector is in the cache anyway.
@@ -194,17 +193,14 @@ fn embed_in_background(
             // ends only once it is on disk (Pi may exit right after the round).
             let mut last = None;
             for (i, text) in candidates {
-                let v = model.cached(&text).or_else(|| {
-                    added = true;
-                    model.vector(&text)
-                });
+                // From the cache, or embedded and cached.
+                let v = model.vector(&text);
                 if let Some((i, v)) = last.replace((i, v)) {
                     send(i, v);
                 }
             }
-            if added {
-                model.save();
-            }
+            // Writes only when something was added.
+            model.save();
             if let Some((i, v)) = last {
                 send(i, v);
             }
