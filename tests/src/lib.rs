@@ -79,7 +79,7 @@ pub fn program() -> PathBuf {
     static PROGRAM: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     PROGRAM
         .get_or_init(|| {
-            cargo_build("context-decisions");
+            cargo_build("pcd-cli");
             let bin = target_dir().join("debug").join("context-decisions");
             assert!(bin.exists(), "no program at {}", bin.display());
             bin

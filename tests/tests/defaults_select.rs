@@ -3,7 +3,8 @@
 //! first, which used to make nothing available, now get the tool they ask for, and a prompt
 //! about the code in front of the model exposes nothing.
 
-use context_decisions::pick::{run, PickArgs, SelectionFlags};
+use pcd_cli::pick::{run, PickArgs};
+use pcd_eval::SelectionFlags;
 use serde_json::Value;
 use std::path::Path;
 

@@ -56,10 +56,7 @@ fn builds_with(package: &str, dependency: &str) -> bool {
 #[test]
 fn the_addon_and_the_program_are_built_with_the_semantic_model() {
     assert!(builds_with("pcd-node", "candle-core"), "the addon has it");
-    assert!(
-        builds_with("context-decisions", "candle-core"),
-        "the program has it"
-    );
+    assert!(builds_with("pcd-cli", "candle-core"), "the program has it");
     // It is the addon's own default feature, not something another package happens to turn on.
     let manifest = std::fs::read_to_string(repo().join("bindings/node/Cargo.toml")).unwrap();
     assert!(
@@ -71,7 +68,7 @@ fn the_addon_and_the_program_are_built_with_the_semantic_model() {
 
 #[test]
 fn neither_the_program_nor_the_addon_compiles_sqlite() {
-    for package in ["context-decisions", "pcd-node"] {
+    for package in ["context-decisions", "pcd-cli", "pcd-node"] {
         assert!(!builds_with(package, "libsqlite3-sys"), "{package}");
     }
     assert!(
@@ -97,6 +94,141 @@ fn the_session_is_split_by_responsibility_into_files_that_say_what_they_own() {
             "{} does not say what it owns",
             file.display()
         );
+    }
+}
+
+/// Every package `package`'s own build compiles (as `cargo tree -e normal -p PACKAGE` resolves
+/// it, with its own features only), by name.
+fn tree(package: &str) -> Vec<String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args([
+            "tree",
+            "--offline",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+            "-p",
+            package,
+        ])
+        .current_dir(repo())
+        .output()
+        .expect("cargo runs");
+    assert!(out.status.success(), "cargo tree -p {package} failed");
+    let mut names: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The workspace's packages and the names of their declared normal dependencies, from `cargo
+/// metadata`.
+fn declared_dependencies() -> Vec<(String, Vec<String>)> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--offline",
+            "--no-deps",
+            "--format-version",
+            "1",
+        ])
+        .current_dir(repo())
+        .output()
+        .expect("cargo runs");
+    assert!(out.status.success(), "cargo metadata failed");
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let deps = p["dependencies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|d| d["kind"].is_null())
+                .map(|d| d["name"].as_str().unwrap().to_owned())
+                .collect();
+            (p["name"].as_str().unwrap().to_owned(), deps)
+        })
+        .collect()
+}
+
+/// Issue 33: the program is its own crate, so the addon builds no command line, no log
+/// formatter for a terminal and no chart; the facade and the evaluation are libraries the
+/// program calls.
+#[test]
+fn the_addon_links_no_command_line_terminal_logger_or_chart() {
+    let addon = tree("pcd-node");
+    assert!(addon.iter().any(|n| n == "context-decisions"), "{addon:?}");
+    for name in &addon {
+        assert!(
+            !(name.starts_with("clap")
+                || name == "tracing-subscriber"
+                || name.contains("svg")
+                || name == "pcd-cli"
+                || name == "pcd-eval"),
+            "the addon's build compiles {name}"
+        );
+    }
+    let declared = declared_dependencies();
+    let of = |package: &str| {
+        declared
+            .iter()
+            .find(|(name, _)| name == package)
+            .map(|(_, deps)| deps.clone())
+            .unwrap_or_else(|| panic!("no package {package}"))
+    };
+    for library in ["context-decisions", "pcd-eval"] {
+        let deps = of(library);
+        for banned in ["tracing-subscriber", "pcd-cli"] {
+            assert!(
+                !deps.iter().any(|d| d == banned),
+                "{library} names {banned}"
+            );
+        }
+    }
+    assert!(!of("context-decisions").iter().any(|d| d == "clap"));
+    let program = of("pcd-cli");
+    assert!(program.iter().any(|d| d == "context-decisions"));
+    assert!(program.iter().any(|d| d == "pcd-eval"));
+}
+
+/// The sans-IO core (`model`, `picker`, `gate`, `ui-text`) compiles no crate that reads files,
+/// opens sockets or calls the C library: neither by its own declaration (`cargo metadata`) nor
+/// through anything below it (`cargo tree`, its own features).
+#[test]
+fn no_core_crate_depends_on_an_io_crate() {
+    const IO: [&str; 9] = [
+        "pcd-bounded-read",
+        "pcd-config-reader",
+        "pcd-embed",
+        "context-decisions",
+        "libc",
+        "rusqlite",
+        "libsqlite3-sys",
+        "ureq",
+        "tracing-subscriber",
+    ];
+    let declared = declared_dependencies();
+    for core in ["pcd-model", "pcd-picker", "pcd-gate", "pcd-ui-text"] {
+        let (_, deps) = declared.iter().find(|(n, _)| n == core).unwrap();
+        let built = tree(core);
+        for io in IO {
+            assert!(!deps.iter().any(|d| d == io), "{core} declares {io}");
+            assert!(
+                !built.iter().any(|d| d == io),
+                "{core}'s build compiles {io}"
+            );
+        }
     }
 }
 

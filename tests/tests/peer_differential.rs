@@ -4,7 +4,7 @@
 //! accented text, near-duplicates, an exact-name query, a stop-word-only query) and its order of
 //! tool names must equal ours for every prompt.
 
-use context_decisions::eval::peer;
+use pcd_eval::peer;
 use pcd_tests::{install, node_eval, repo};
 use serde_json::Value;
 

@@ -332,7 +332,7 @@ fn answers(job: &DecisionJob, hit: &str) -> Vec<Answer> {
 /// Replays `script` and checks it against the live log: the same effects (and verdicts) for
 /// every recorded step, in order, and `simulate::check` agrees.
 fn assert_replays(script: &Value, log: &[Value]) {
-    let lines = context_decisions::simulate::run(script).unwrap();
+    let lines = pcd_cli::simulate::run(script).unwrap();
     let events = script["events"].as_array().unwrap();
     let replayed: Vec<Value> = events
         .iter()
@@ -356,7 +356,7 @@ fn assert_replays(script: &Value, log: &[Value]) {
     for (i, (r, l)) in replayed.iter().zip(log).enumerate() {
         assert_eq!(r, l, "step {i} replays differently");
     }
-    let (checked, differing) = context_decisions::simulate::check(script, &lines);
+    let (checked, differing) = pcd_cli::simulate::check(script, &lines);
     assert_eq!(checked, log.len());
     assert!(differing.is_empty(), "{differing:?}");
 }

@@ -1,5 +1,5 @@
 //! The specification's clauses as `simulate` scripts (`tests/scripts/*.json`), each run through a
-//! real `Session` by `context_decisions::simulate` (what `context-decisions simulate` prints).
+//! real `Session` by `pcd_cli::simulate` (what `context-decisions simulate` prints).
 //!
 //! A script says which clause it covers (`"clause"`) and carries, on the events that show it, an
 //! `"assert"` object checked against that event's printed line:
@@ -107,8 +107,7 @@ fn every_clause_script_behaves_as_it_asserts() {
         let script: Value = serde_json::from_slice(&std::fs::read(file).unwrap())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(script["clause"].is_string(), "{name} names its clause");
-        let lines =
-            context_decisions::simulate::run(&script).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let lines = pcd_cli::simulate::run(&script).unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut asserted = 0;
         for (i, (event, line)) in script["events"]
             .as_array()

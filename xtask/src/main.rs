@@ -106,14 +106,7 @@ fn ci() -> ExitCode {
         ],
         // The Node addon as a loadable library, for the tests that run it inside Node and Pi, and
         // the program, for the tests that replay recordings with it.
-        &[
-            "build",
-            "-p",
-            "pcd-node",
-            "-p",
-            "context-decisions",
-            "--locked",
-        ],
+        &["build", "-p", "pcd-node", "-p", "pcd-cli", "--locked"],
     ];
     for step in steps {
         if !cargo(step, &[]) {

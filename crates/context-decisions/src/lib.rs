@@ -1,5 +1,7 @@
 //! The facade of pi-context-decisions: one `Session` per Pi session composing every crate, and
-//! the library side of the `context-decisions` program.
+//! the edges every host shares (files, the HTTP decision model, the recording, the dialog).
+//! The binding, the `context-decisions` program (`pcd-cli`) and the evaluation (`pcd-eval`) are
+//! its hosts; it links no command line, terminal or chart.
 //!
 //! **Architecture invariant:** the only crate that composes the others; it holds no policy of its
 //! own that a lower crate could own, and its I/O (files, HTTP, locks) stays at its edges.
@@ -13,18 +15,14 @@
 //! assert_eq!(rows[0].kind, "internal");
 //! ```
 
-pub mod commands;
-pub mod eval;
 pub mod groups;
 pub mod http_scorer;
 pub mod inventory;
 pub mod load;
 pub mod mcp_origins;
-pub mod pick;
 pub mod record;
 pub mod semantic;
 pub mod session;
-pub mod simulate;
 pub mod tools_tab;
 pub mod views;
 

@@ -39,7 +39,8 @@
 
 use crate::session::{
     effects_json, Answer, BoundaryEvent, BoundaryKind, BranchRead, CallOutcome, DecisionJob,
-    Effect, InventoryRead, ModelError, SettingsRead, StartEvent, StartReason, ToolCallEvent,
+    Effect, InventoryRead, ModelError, SessionObserver, SettingsRead, SharedObserver, StartEvent,
+    StartReason, ToolCallEvent,
 };
 use pcd_gate::ProjectRead;
 use pcd_model::{extension_name, Settings, SourceScope, ToolInfo};
@@ -202,7 +203,7 @@ fn try_lock_exclusive(file: &std::fs::File) -> bool {
 }
 
 /// A recorder shared by every session of a process.
-pub type SharedRecorder = Arc<Mutex<Recorder>>;
+pub type SharedRecorder = SharedObserver;
 
 /// The process's recorder, from [`RECORD_ENV`], opened on first use. When the file cannot be
 /// created, the first caller gets a warning sentence pushed to `warnings` and no recorder.
@@ -268,11 +269,6 @@ impl Recorder {
         }))
     }
 
-    /// Whether the sink failed since the last call (and so the recording stopped).
-    pub(crate) fn take_failure(&mut self) -> bool {
-        std::mem::take(&mut self.failed)
-    }
-
     fn write(&mut self, event: Value) {
         if let Some(sink) = &mut self.sink {
             if let Err(e) = sink.event(&event) {
@@ -325,9 +321,16 @@ impl Recorder {
         event["project"] = pair.1.clone();
         self.settings = Some(pair);
     }
+}
+
+impl SessionObserver for Recorder {
+    /// Whether the sink failed since the last call (and so the recording stopped).
+    fn take_failure(&mut self) -> bool {
+        std::mem::take(&mut self.failed)
+    }
 
     /// A session starts: written with its reconcile boundary.
-    pub(crate) fn start(&mut self, event: &StartEvent) {
+    fn start(&mut self, event: &StartEvent) {
         self.flush_pending();
         let reason = match event.reason {
             StartReason::Startup => "startup",
@@ -348,13 +351,13 @@ impl Recorder {
     }
 
     /// The branch moved: written with its reconcile boundary.
-    pub(crate) fn branch_moved(&mut self, branch: &BranchRead) {
+    fn branch_moved(&mut self, branch: &BranchRead) {
         self.flush_pending();
         self.pending = Some(json!({"type": "session_tree", "branch": recorded_branch(branch)}));
     }
 
     /// A boundary, with whether the session asked for the registry, and its effects.
-    pub(crate) fn boundary(&mut self, needed: bool, event: &BoundaryEvent, effects: &[Effect]) {
+    fn boundary(&mut self, needed: bool, event: &BoundaryEvent, effects: &[Effect]) {
         let pending = self.pending.take();
         let mut out = match (&event.kind, pending) {
             (BoundaryKind::Reconcile, Some(p))
@@ -391,7 +394,7 @@ impl Recorder {
     }
 
     /// A settings or allowlist save (or a read at a prompt): written only when something changed.
-    pub(crate) fn settings_changed(&mut self, settings: &SettingsRead, project: &ProjectRead) {
+    fn settings_changed(&mut self, settings: &SettingsRead, project: &ProjectRead) {
         let pair = (recorded_settings(settings), recorded_project(project));
         if self.settings.as_ref() == Some(&pair) {
             return;
@@ -403,7 +406,7 @@ impl Recorder {
     }
 
     /// A `tool_call` (with the registry read for its retry, if any) and its outcome.
-    pub(crate) fn tool_call(
+    fn tool_call(
         &mut self,
         call: &ToolCallEvent,
         refresh: Option<&InventoryRead>,
@@ -454,13 +457,7 @@ impl Recorder {
     }
 
     /// The answers to a decision job, with Pi's active set then, and the effects.
-    pub(crate) fn decided(
-        &mut self,
-        job: u64,
-        answers: &[Answer],
-        active: &[String],
-        effects: &[Effect],
-    ) {
+    fn decided(&mut self, job: u64, answers: &[Answer], active: &[String], effects: &[Effect]) {
         self.flush_pending();
         let mut out = json!({"type": "decided", "job": job, "answers": recorded_answers(answers)});
         self.note_active(&mut out, active);
@@ -470,7 +467,7 @@ impl Recorder {
     }
 
     /// `/decisions test` and what it answered at once, or its job.
-    pub(crate) fn decision_test(&mut self, result: &Result<String, DecisionJob>) {
+    fn decision_test(&mut self, result: &Result<String, DecisionJob>) {
         self.flush_pending();
         let expect = match result {
             Ok(text) => json!({"text": text}),
@@ -480,7 +477,7 @@ impl Recorder {
     }
 
     /// The answers to a `/decisions test` job and the sentence reported.
-    pub(crate) fn test_decided(&mut self, job: u64, answers: &[Answer], text: &str) {
+    fn test_decided(&mut self, job: u64, answers: &[Answer], text: &str) {
         self.flush_pending();
         self.write(json!({
             "type": "test_decided",
@@ -491,7 +488,7 @@ impl Recorder {
     }
 
     /// A registry read outside a boundary (`/decisions tools list`).
-    pub(crate) fn refresh_inventory(&mut self, inventory: &InventoryRead) {
+    fn refresh_inventory(&mut self, inventory: &InventoryRead) {
         self.flush_pending();
         let mut out = json!({"type": "decisions_list"});
         self.note_inventory(&mut out, inventory);

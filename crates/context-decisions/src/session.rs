@@ -25,11 +25,13 @@ mod calls;
 mod embedding;
 mod events;
 mod jobs;
+mod observer;
 mod ownership;
 mod rounds;
 
 pub use embedding::{RoundScorer, SemanticJob, SCORER_FUSED, SCORER_LEXICAL};
 pub use events::*;
+pub use observer::{SessionObserver, SharedObserver};
 
 use pcd_gate::{
     decide, BranchIndex, Call, GateContext, Grants, LazyScores, ProjectListCache, ProjectRead,
@@ -102,7 +104,7 @@ pub struct Session {
     /// reported once per session.
     unrecordable_reported: HashSet<String>,
     /// Where the events fed to this session are recorded, when recording is on.
-    recorder: Option<crate::record::SharedRecorder>,
+    recorder: Option<SharedObserver>,
     embedding: embedding::Embedding,
 }
 
@@ -244,11 +246,12 @@ impl Session {
         (session, effects)
     }
 
-    /// [`Session::start`], recording this session's events to `recorder` (see [`crate::record`])
-    /// when given. The recorder is called with data only; its sink does the writing.
+    /// [`Session::start`], handing this session's events to `recorder` (an observer such as
+    /// [`crate::record::Recorder`]) when given. It is called with data only and does its own
+    /// writing.
     pub fn start_recording(
         event: StartEvent,
-        recorder: Option<crate::record::SharedRecorder>,
+        recorder: Option<SharedObserver>,
     ) -> (Session, Vec<Effect>) {
         if let Some(r) = &recorder {
             if let Ok(mut r) = r.lock() {
@@ -262,14 +265,14 @@ impl Session {
 
     /// Hands an event to the recorder, when recording; returns whether the recording just
     /// failed.
-    fn record(&self, f: impl FnOnce(&mut crate::record::Recorder)) -> bool {
+    fn record(&self, f: impl FnOnce(&mut dyn SessionObserver)) -> bool {
         let Some(recorder) = &self.recorder else {
             return false;
         };
         let Ok(mut recorder) = recorder.lock() else {
             return false;
         };
-        f(&mut recorder);
+        f(&mut *recorder);
         recorder.take_failure()
     }
 

@@ -3,7 +3,7 @@
 
 The method: every prompt of the tune halves (the everyday set in `eval/everyday` and the shared
 sets `bfcl` and `metatool`, tools mode and `mcp` mode) is scored by the scorer's evidence, dumped
-by `cargo run --release -p context-decisions --example scorer_features -- SET tools|mcp`, one
+by `cargo run --release -p pcd-eval --example scorer_features -- SET tools|mcp`, one
 JSON line per prompt. A candidate's features are what `Evidence` holds in the context of its
 prompt (strength, coverage, name share, relative strength, rank, the best candidate's coverage
 and strength, the gap to the second, coverage x relative, the number of candidates, whether the

@@ -4,7 +4,7 @@
 
 Every prompt of the tune halves (the everyday set and the shared sets `bfcl` and `metatool`,
 tools mode and `mcp` mode; a third of metatool's tune prompts) is dumped by
-`cargo run --release -p context-decisions --example semantic_features -- SET MODE MODEL_DIR [3]`:
+`cargo run --release -p pcd-eval --example semantic_features -- SET MODE MODEL_DIR [3]`:
 per candidate the lexical scorer's calibrated score (read as its logit) and the cosine of the prompt's sentence
 embedding with the candidate's. Candidates are ranked by 0.35 * lexical + 0.65 * cosine (the
 fusion the semantic issue measured); a candidate's features are its lexical score, its cosine,

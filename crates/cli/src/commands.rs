@@ -1,9 +1,9 @@
 //! The `list`, `gate` and `simulate` subcommands: the extension's views and verdicts over files,
 //! through a real [`Session`].
 
-use crate::load::{load_mcp_origins, load_settings};
-use crate::mcp_origins::{resolve_agent_dir, AGENT_DIR_ENV};
-use crate::session::{
+use context_decisions::load::{load_mcp_origins, load_settings};
+use context_decisions::mcp_origins::{resolve_agent_dir, AGENT_DIR_ENV};
+use context_decisions::session::{
     BranchRead, InventoryRead, Session, SettingsRead, StartEvent, StartReason, ToolCallEvent,
 };
 use pcd_bounded_read::{read_bounded, Follow};
@@ -13,8 +13,8 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 /// The largest `simulate` script read: a recording holds the inventory once and then only what
-/// changed, so this is the inventory's own bound ([`crate::inventory::MAX_INVENTORY_FILE_BYTES`]).
-pub const MAX_SCRIPT_FILE_BYTES: u64 = crate::inventory::MAX_INVENTORY_FILE_BYTES;
+/// changed, so this is the inventory's own bound ([`context_decisions::inventory::MAX_INVENTORY_FILE_BYTES`]).
+pub const MAX_SCRIPT_FILE_BYTES: u64 = context_decisions::inventory::MAX_INVENTORY_FILE_BYTES;
 
 /// Where the settings and the session come from, for `list` and `gate`.
 #[derive(Debug, clap::Args)]
@@ -36,7 +36,7 @@ pub struct SessionArgs {
     pub cwd: Option<PathBuf>,
     /// Whether the project is trusted (its mcp.json is read only then, and only when the settings
     /// approve the names-only read).
-    #[arg(long, value_name = "yes|no", default_value = "no", action = clap::ArgAction::Set, value_parser = crate::mcp_origins::parse_trusted)]
+    #[arg(long, value_name = "yes|no", default_value = "no", action = clap::ArgAction::Set, value_parser = crate::origins::parse_trusted)]
     pub trusted: bool,
 }
 
@@ -99,22 +99,11 @@ pub(crate) fn cwd_or_current(given: &Option<PathBuf>) -> Result<PathBuf, String>
     }
 }
 
-/// The warnings among the effects of a session's start.
-pub(crate) fn start_warnings(effects: &[crate::session::Effect]) -> Vec<String> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            crate::session::Effect::Warn(text) => Some(text.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
 /// Builds a session over the files, with the inventory as its registry snapshot; returns it and
 /// the warnings about the files and the ledger.
 fn open_session(args: &SessionArgs) -> Result<(Session, Vec<String>), String> {
-    let inventory =
-        crate::inventory::read_inventory_file(&args.tools).map_err(|e| e.to_string())?;
+    let inventory = context_decisions::inventory::read_inventory_file(&args.tools)
+        .map_err(|e| e.to_string())?;
     let agent_dir = agent_dir(&args.agent_dir)?;
     let cwd = cwd_or_current(&args.cwd)?;
     let entries = match &args.session {
@@ -139,7 +128,7 @@ fn open_session(args: &SessionArgs) -> Result<(Session, Vec<String>), String> {
         branch: BranchRead::Entries(entries),
     });
     // What the session says when it starts (a ledger that does not fold) is said here too.
-    warnings.extend(start_warnings(&start));
+    warnings.extend(crate::simulate::start_warnings(&start));
     session.refresh_inventory(InventoryRead::Tools(inventory.tools));
     Ok((session, warnings))
 }
@@ -147,7 +136,7 @@ fn open_session(args: &SessionArgs) -> Result<(Session, Vec<String>), String> {
 /// Runs `list` and returns what to print.
 pub fn list(args: &ListArgs) -> Result<String, String> {
     let (session, warnings) = open_session(&args.from)?;
-    let view = crate::views::inventory_view(&session);
+    let view = context_decisions::views::inventory_view(&session);
     if args.json {
         return Ok(format!("{}\n", list_json(&view, &args.what, &warnings)));
     }

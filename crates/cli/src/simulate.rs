@@ -31,7 +31,7 @@
 //! per event.
 //!
 //! What the host reads from Pi can also be given per event, as a recording made inside Pi
-//! ([`crate::record`]) gives it:
+//! ([`context_decisions::record`]) gives it:
 //! - on any boundary (`session_start`, `before_agent_start`, `turn_end`, `session_tree`) and on
 //!   `tool_call` (for its registry refresh): `"tools": [ … ]`, what `getAllTools()` returned
 //!   (kept from then on), or `"tools": "unreadable"` (it threw, this once); `"active": [ … ]`,
@@ -57,7 +57,7 @@
 //! An event may carry `"expect"`: the fields its printed line should have (`effects`, `verdict`,
 //! `reason`, `job`, `text`), as a recording writes them; [`check`] compares.
 
-use crate::session::{
+use context_decisions::session::{
     effects_json, Answer, BoundaryEvent, BoundaryKind, BranchRead, DecisionJob, Effect,
     InventoryRead, Session, SettingsRead, StartEvent, StartReason, ToolCallEvent,
 };
@@ -103,6 +103,17 @@ fn in_event(index: usize, problem: ScriptProblem) -> ScriptError {
         event: Some(index),
         problem,
     }
+}
+
+/// The warnings among the effects of a session's start.
+pub fn start_warnings(effects: &[context_decisions::session::Effect]) -> Vec<String> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            context_decisions::session::Effect::Warn(text) => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// `field` is `tools`, or none for `register_tool`'s `tool`.
@@ -269,7 +280,7 @@ impl Sim {
             branch,
         });
         self.session = session;
-        Ok(crate::commands::start_warnings(&effects))
+        Ok(start_warnings(&effects))
     }
 
     /// The branch given in full (a recording's): it becomes the simulator's, its last entry the
@@ -624,7 +635,7 @@ fn tool_call(
         let mut again = sim.session.tool_call(&call);
         sim.carry_out(&again.effects);
         answered.append(&mut again.effects);
-        outcome = crate::session::CallOutcome {
+        outcome = context_decisions::session::CallOutcome {
             effects: answered,
             ..again
         };

@@ -8,8 +8,9 @@
 //! whatever `decision.provider` says, so that it always shows a decision), and applies the
 //! threshold and cap of the settings or of the flags. Nothing is recorded.
 
-use crate::http_scorer::HttpScorer;
-use crate::inventory::read_inventory_file;
+use context_decisions::http_scorer::HttpScorer;
+use context_decisions::inventory::read_inventory_file;
+use pcd_eval::SelectionFlags;
 use pcd_model::{Allowlists, Classifier, DecisionSettings, GroupKey, Mode, Settings};
 use pcd_picker::candidates::{candidates, Available, CandidateKey, Exempt};
 use pcd_picker::embedded::{self, EmbeddedIndex, Evidence};
@@ -58,72 +59,6 @@ pub struct PickArgs {
     /// .cache/models/all-minilm-l6-v2 (what `cargo xtask fetch-model` installs)].
     #[arg(long, value_name = "DIR")]
     pub model_dir: Option<std::path::PathBuf>,
-}
-
-/// The flags `pick` and `eval` share for the selection; each overrides the settings.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct SelectionFlags {
-    /// The inclusive score threshold, 0 to 1 [default: decision.threshold of the settings,
-    /// 0.625 built in].
-    #[arg(long, value_name = "T", value_parser = parse_threshold)]
-    pub threshold: Option<f64>,
-    /// How many tools one round adds at most, 0 to 1000 [default: decision.maxNewTools, 6 built
-    /// in].
-    #[arg(long, value_name = "N", value_parser = |v: &str| parse_cap(v, "--max-new-tools"))]
-    pub max_new_tools: Option<u32>,
-    /// How many groups one round adds at most in mcp mode, 0 to 1000 [default:
-    /// decision.maxNewGroups, 2 built in].
-    #[arg(long, value_name = "N", value_parser = |v: &str| parse_cap(v, "--max-new-groups"))]
-    pub max_new_groups: Option<u32>,
-}
-
-impl SelectionFlags {
-    /// Puts the flags given into `decision`; returns the flags that were given.
-    pub fn apply(&self, decision: &mut DecisionSettings) -> Vec<String> {
-        let mut given = Vec::new();
-        if let Some(t) = self.threshold {
-            decision.threshold = t;
-            given.push("--threshold".to_owned());
-        }
-        if let Some(n) = self.max_new_tools {
-            decision.max_new_tools = n;
-            given.push("--max-new-tools".to_owned());
-        }
-        if let Some(n) = self.max_new_groups {
-            decision.max_new_groups = n;
-            given.push("--max-new-groups".to_owned());
-        }
-        given
-    }
-}
-
-/// `--threshold`: a number in [0, 1], as `decision.threshold` takes it.
-pub fn parse_threshold(value: &str) -> Result<f64, String> {
-    value
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|t| (0.0..=1.0).contains(t))
-        .ok_or_else(|| pcd_ui_text::flag_range_error("--threshold", false, "0", "1"))
-}
-
-/// A cap flag: a whole number within `decision.maxNewTools`'s bounds (the same for groups).
-fn parse_cap(value: &str, flag: &str) -> Result<u32, String> {
-    let bounds = pcd_model::MAX_NEW_TOOLS_BOUNDS;
-    value
-        .trim()
-        .parse::<u64>()
-        .ok()
-        .filter(|n| (bounds.min..=bounds.max).contains(n))
-        .and_then(|n| u32::try_from(n).ok())
-        .ok_or_else(|| {
-            pcd_ui_text::flag_range_error(
-                flag,
-                true,
-                &bounds.min.to_string(),
-                &bounds.max.to_string(),
-            )
-        })
 }
 
 fn exempt_reason(e: Exempt) -> &'static str {
@@ -259,8 +194,8 @@ struct Applied {
 fn applied_settings(args: &PickArgs) -> Result<Applied, String> {
     let agent_dir = crate::commands::agent_dir(&args.agent_dir)?;
     let cwd = crate::commands::cwd_or_current(&args.cwd)?;
-    let global = crate::load::load_global_settings(&agent_dir, false);
-    let project = crate::load::load_project_allowlist(&cwd);
+    let global = context_decisions::load::load_global_settings(&agent_dir, false);
+    let project = context_decisions::load::load_project_allowlist(&cwd);
     let mut files = Vec::new();
     if global.read {
         files.push((
@@ -277,8 +212,8 @@ fn applied_settings(args: &PickArgs) -> Result<Applied, String> {
     let mut warnings = global.warnings;
     warnings.extend(project.warnings);
     let settings = match global.value {
-        crate::session::SettingsRead::Read(s) => s,
-        crate::session::SettingsRead::Unreadable => Settings::default(),
+        context_decisions::session::SettingsRead::Read(s) => s,
+        context_decisions::session::SettingsRead::Unreadable => Settings::default(),
     };
     let allowlists = Allowlists {
         global: settings.global_allowlist(),
@@ -288,7 +223,7 @@ fn applied_settings(args: &PickArgs) -> Result<Applied, String> {
         },
     };
     // The project's own mcp.json is read only for a trusted project, which `pick` cannot know.
-    let (origins, origin_warnings) = crate::load::load_mcp_origins(
+    let (origins, origin_warnings) = context_decisions::load::load_mcp_origins(
         settings.tools.read_mcp_config,
         &agent_dir,
         &cwd,
@@ -340,7 +275,7 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
     } as usize;
     // Bounded as the Session bounds a prompt (its end kept, line breaks too: the scorer reads a
     // request's paragraphs one by one).
-    let prompt = crate::session::bounded_text(&args.prompt);
+    let prompt = context_decisions::session::bounded_text(&args.prompt);
     tracing::info!(
         tools = inventory.tools.len(),
         candidates = set.candidates.len(),
@@ -372,7 +307,7 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         let model = if args.lexical {
             Err(pcd_ui_text::LEXICAL_ASKED.to_owned())
         } else {
-            crate::semantic::Semantic::load(&crate::semantic::model_dirs(
+            context_decisions::semantic::Semantic::load(&context_decisions::semantic::model_dirs(
                 args.model_dir.as_deref(),
                 args.agent_dir.as_deref(),
                 None,
@@ -381,18 +316,21 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         let (scores, used) = match &model {
             Ok(model) => {
                 let vectors = pcd_picker::semantic::candidate_vectors(model, &set.candidates);
-                let out =
-                    crate::semantic::scores(&index, Some(model).zip(vectors.as_deref()), &prompt);
+                let out = context_decisions::semantic::scores(
+                    &index,
+                    Some(model).zip(vectors.as_deref()),
+                    &prompt,
+                );
                 model.save();
                 out
             }
             Err(reason) => (
                 index.scores(&prompt),
-                crate::semantic::ScorerUsed::Lexical(reason.clone()),
+                context_decisions::semantic::ScorerUsed::Lexical(reason.clone()),
             ),
         };
         tracing::info!(signal = used.name(), "pick: scored");
-        if let crate::semantic::ScorerUsed::Lexical(reason) = &used {
+        if let context_decisions::semantic::ScorerUsed::Lexical(reason) = &used {
             tracing::debug!(reason = %reason, "pick: the semantic signal is not used");
         }
         signal = Some(used);
@@ -474,9 +412,9 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
     let value = json!({
         "mode": mode.as_str(),
         "scorer": args.scorer,
-        "signal": signal.as_ref().map(crate::semantic::ScorerUsed::name),
+        "signal": signal.as_ref().map(context_decisions::semantic::ScorerUsed::name),
         "signal_reason": match &signal {
-            Some(crate::semantic::ScorerUsed::Lexical(reason)) if !reason.is_empty() => json!(reason),
+            Some(context_decisions::semantic::ScorerUsed::Lexical(reason)) if !reason.is_empty() => json!(reason),
             _ => Value::Null,
         },
         "threshold": decision.threshold,
@@ -916,19 +854,5 @@ mod tests {
         assert_eq!(v["candidates"], 12);
         let best = &v["available"][0];
         assert!(best["evidence"]["raw"].as_f64().unwrap() > 0.0, "{best}");
-    }
-
-    #[test]
-    fn selection_flags_are_bounded() {
-        assert_eq!(parse_threshold("0.5"), Ok(0.5));
-        assert!(parse_threshold("1.5")
-            .unwrap_err()
-            .contains("--threshold takes a number"));
-        assert!(parse_threshold("x").is_err());
-        assert_eq!(parse_cap("0", "--max-new-tools"), Ok(0));
-        assert!(parse_cap("1001", "--max-new-groups")
-            .unwrap_err()
-            .contains("--max-new-groups"));
-        assert!(parse_cap("-1", "--max-new-tools").is_err());
     }
 }

@@ -43,7 +43,7 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         cwd: Option<PathBuf>,
         /// Whether the project is trusted (only then is its mcp.json read).
-        #[arg(long, value_name = "yes|no", default_value = "no", action = clap::ArgAction::Set, value_parser = context_decisions::mcp_origins::parse_trusted)]
+        #[arg(long, value_name = "yes|no", default_value = "no", action = clap::ArgAction::Set, value_parser = pcd_cli::origins::parse_trusted)]
         trusted: bool,
         /// The Pi version whose loader to mirror [default: the newest known].
         #[arg(long, value_name = "V", value_parser = |v: &str| context_decisions::mcp_origins::PiVersion::parse(v).map_err(|e| e.to_string()))]
@@ -53,14 +53,14 @@ enum Command {
         json: bool,
     },
     /// Measure the picker's ranking and selection on a labelled set, next to Pi's tool_search.
-    Eval(context_decisions::eval::EvalArgs),
+    Eval(pcd_eval::EvalArgs),
     /// Show what the picker would make available for one prompt, and what it would withhold.
-    Pick(context_decisions::pick::PickArgs),
+    Pick(pcd_cli::pick::PickArgs),
     /// The `/decisions tools list` or `/decisions mcp list` view over an inventory, the settings
     /// and allowlists, and a session's ledger.
-    List(context_decisions::commands::ListArgs),
+    List(pcd_cli::commands::ListArgs),
     /// The verdict and reason for one tool call on a session's branch.
-    Gate(context_decisions::commands::GateArgs),
+    Gate(pcd_cli::commands::GateArgs),
     /// Run a scripted Pi session through a real Session and print every effect (JSON lines).
     /// A session recorded inside Pi (PI_CONTEXT_DECISIONS_RECORD=FILE) is such a script.
     Simulate {
@@ -143,32 +143,36 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let origins =
                 mo::read_mcp_origins(&agent_dir, &cwd, trusted, pi_version.unwrap_or_default());
             let text = if json {
-                format!("{}\n", mo::origins_json(&origins))
+                format!("{}\n", pcd_cli::origins::origins_json(&origins))
             } else {
                 let global = agent_dir.join("mcp.json");
                 let project = cwd.join(".pi").join("mcp.json");
-                mo::origins_text_for(&origins, &global, trusted.then_some(project.as_path()))
+                pcd_cli::origins::origins_text_for(
+                    &origins,
+                    &global,
+                    trusted.then_some(project.as_path()),
+                )
             };
             out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Eval(args) => {
-            let text = context_decisions::eval::run(&args)?;
+            let text = pcd_eval::run(&args)?;
             out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Pick(args) => {
-            let text = context_decisions::pick::run(&args)?;
+            let text = pcd_cli::pick::run(&args)?;
             out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::List(args) => {
-            let text = context_decisions::commands::list(&args)?;
+            let text = pcd_cli::commands::list(&args)?;
             out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Gate(args) => {
-            let (text, blocked) = context_decisions::commands::gate(&args)?;
+            let (text, blocked) = pcd_cli::commands::gate(&args)?;
             out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
             Ok(if blocked {
                 ExitCode::from(1)
@@ -177,7 +181,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             })
         }
         Command::Simulate { script, check } => {
-            let (text, (checked, differing)) = context_decisions::commands::simulate(&script)?;
+            let (text, (checked, differing)) = pcd_cli::commands::simulate(&script)?;
             out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
             if !check {
                 return Ok(ExitCode::SUCCESS);

@@ -152,7 +152,7 @@ fn a_fifo_a_device_a_folder_or_a_huge_file_as_the_script_is_refused() {
         &sparse,
         &format!(
             "is larger than {} bytes",
-            context_decisions::commands::MAX_SCRIPT_FILE_BYTES
+            pcd_cli::commands::MAX_SCRIPT_FILE_BYTES
         ),
     );
 }

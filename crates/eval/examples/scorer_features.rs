@@ -1,9 +1,9 @@
 //! Dumps the embedded scorer's evidence for every prompt of an evaluation set, one JSON line per
 //! prompt, for fitting the calibration (`crates/picker/data/calibration.py`).
 //!
-//! `cargo run --release -p context-decisions --example scorer_features -- SET_DIR tools|mcp > out.jsonl`
+//! `cargo run --release -p pcd-eval --example scorer_features -- SET_DIR tools|mcp > out.jsonl`
 
-use context_decisions::eval::EvalSet;
+use pcd_eval::EvalSet;
 use pcd_model::{Allowlists, Classifier, Mode};
 use pcd_picker::candidates::{candidates, Available};
 use pcd_picker::embedded;
@@ -59,7 +59,7 @@ fn main() {
             let line = json!({
                 "kind": kind,
                 "id": q.id,
-                "split": if context_decisions::eval::in_split(&q.id, context_decisions::eval::Split::Tune) { "tune" } else { "test" },
+                "split": if pcd_eval::in_split(&q.id, pcd_eval::Split::Tune) { "tune" } else { "test" },
                 "candidates_total": ev.len(),
                 "candidates": cands,
             });

@@ -2,11 +2,11 @@
 //! semantic cosine of every candidate, one JSON line per prompt, for fitting the fused
 //! calibration (`crates/picker/data/semantic_calibration.py`).
 //!
-//! `cargo run --release -p context-decisions --example semantic_features -- SET_DIR tools|mcp MODEL_DIR > out.jsonl`
+//! `cargo run --release -p pcd-eval --example semantic_features -- SET_DIR tools|mcp MODEL_DIR > out.jsonl`
 
 #![allow(clippy::print_stderr)] // a development tool: timings go to stderr
 
-use context_decisions::eval::EvalSet;
+use pcd_eval::EvalSet;
 use pcd_model::{Allowlists, Classifier, Mode};
 use pcd_picker::candidates::{candidates, Available};
 use pcd_picker::{embedded, semantic};
@@ -61,12 +61,11 @@ fn main() {
     let mut prompts = 0;
     for (kind, qs) in [("query", &set.queries), ("irrelevance", &set.irrelevance)] {
         for (n, q) in qs.iter().enumerate() {
-            let split =
-                if context_decisions::eval::in_split(&q.id, context_decisions::eval::Split::Tune) {
-                    "tune"
-                } else {
-                    "test"
-                };
+            let split = if pcd_eval::in_split(&q.id, pcd_eval::Split::Tune) {
+                "tune"
+            } else {
+                "test"
+            };
             if split == "tune" && n % every != 0 {
                 continue;
             }
