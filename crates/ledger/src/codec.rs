@@ -5,6 +5,10 @@
 //! does not depend on how the round was chunked. It detects torn and hand-edited rounds; it is no
 //! MAC, so it does not stop another extension running in the same process from writing a valid
 //! round, nor someone who edits a round and computes its digest again.
+//!
+//! Joining a chunked round's parts back into one (`assemble`, which checks the digest) is here
+//! too: the fold calls it as it reads a branch, and `decode_single` for a lone entry. The codec
+//! never uses the fold.
 
 use crate::event::{
     Basis, Boundary, FirstPromptRef, Round, Score, MAX_ENTRY_ID_BYTES, MAX_FINGERPRINT_CHARS,
@@ -518,7 +522,7 @@ pub(crate) fn decode_part(data: &Value) -> Result<PartView<'_>, DecodeError> {
         for item in items {
             let name = item.as_str().ok_or(DecodeError::Field(key))?;
             // The mode is known on part 0 only; later parts are checked when the round is
-            // assembled (see `crate::fold`).
+            // assembled (see `assemble`).
             if !name_ok(mode, index, name) {
                 return Err(DecodeError::Field(key));
             }
@@ -571,19 +575,90 @@ fn name_ok(mode: Option<Mode>, list_index: usize, name: &str) -> bool {
 }
 
 /// Whether `name` is acceptable in list `list_index` of a round in `mode` (for assembly).
-pub(crate) fn name_fits(mode: Mode, list_index: usize, name: &str) -> bool {
+fn name_fits(mode: Mode, list_index: usize, name: &str) -> bool {
     check_name(mode, list_index, name).is_ok()
 }
 
+pub(crate) enum AssembleError {
+    Torn,
+    Mismatch,
+    Undecodable,
+}
+
+/// Joins a complete set of parts into one round and checks the digest.
+pub(crate) fn assemble<'a>(parts: &[PartView<'a>]) -> Result<RoundView<'a>, AssembleError> {
+    let first = parts.first().ok_or(AssembleError::Torn)?;
+    let count = first.parts as usize;
+    if parts
+        .iter()
+        .any(|p| p.parts != first.parts || p.digest != first.digest || p.round != first.round)
+    {
+        return Err(AssembleError::Mismatch);
+    }
+    let mut ordered: Vec<Option<&PartView<'a>>> = vec![None; count];
+    for part in parts {
+        let slot = &mut ordered[part.part as usize];
+        if slot.is_some() {
+            return Err(AssembleError::Torn);
+        }
+        *slot = Some(part);
+    }
+    let Some(ordered) = ordered.into_iter().collect::<Option<Vec<_>>>() else {
+        return Err(AssembleError::Torn);
+    };
+    let header = ordered[0]
+        .header
+        .as_ref()
+        .ok_or(AssembleError::Undecodable)?;
+    let mut lists: [Vec<&'a str>; 5] = Default::default();
+    for (index, list) in lists.iter_mut().enumerate() {
+        list.reserve_exact(ordered.iter().map(|p| p.lists[index].len()).sum());
+        for part in &ordered {
+            list.extend_from_slice(&part.lists[index]);
+        }
+    }
+    let mut scores = Vec::with_capacity(ordered.iter().map(|p| p.scores.len()).sum());
+    for part in &ordered {
+        scores.extend_from_slice(&part.scores);
+    }
+    // Later parts were decoded without knowing the mode.
+    if header.mode == Mode::Mcp
+        && (lists[4].iter().any(|n| !name_fits(Mode::Mcp, 4, n))
+            || scores.iter().any(|(n, _)| !name_fits(Mode::Mcp, 5, n)))
+    {
+        return Err(AssembleError::Undecodable);
+    }
+    let [tools, groups, allowlisted_tools, allowlisted_groups, considered] = lists;
+    let view = RoundView {
+        id: first.round,
+        mode: header.mode,
+        boundary: header.boundary,
+        basis: header.basis,
+        threshold: header.threshold,
+        inventory: header.inventory,
+        first_prompt: header.first_prompt,
+        tools,
+        groups,
+        allowlisted_tools,
+        allowlisted_groups,
+        considered,
+        scores,
+    };
+    if view.digest() != first.digest {
+        return Err(AssembleError::Mismatch);
+    }
+    Ok(view)
+}
+
 /// Decodes the `data` of a single-part round entry back into a [`Round`], checking its digest.
-/// Rounds spanning several entries are assembled by [`crate::fold`]; this is for tools and
-/// tests that look at one entry.
+/// Rounds spanning several entries are assembled as the fold reads the branch; this is for
+/// tools and tests that look at one entry.
 pub fn decode_single(data: &Value) -> Result<Round, DecodeError> {
     let part = decode_part(data)?;
     if part.parts != 1 {
         return Err(DecodeError::Field("parts"));
     }
-    let view = crate::fold::assemble(&[part]).map_err(|_| DecodeError::Field("digest"))?;
+    let view = assemble(&[part]).map_err(|_| DecodeError::Field("digest"))?;
     Ok(view.to_round())
 }
 

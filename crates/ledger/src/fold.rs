@@ -1,6 +1,9 @@
-//! The fold: a branch's entries, root to leaf, to [`BranchState`].
+//! The fold: a branch's entries, root to leaf, to [`BranchState`]. It reads round entries through
+//! the codec (`decode_part`, then `assemble` once a round's parts are all there).
 
-use crate::codec::{decode_part, name_fits, DecodeError, FirstPromptView, PartView, RoundView};
+use crate::codec::{
+    assemble, decode_part, AssembleError, DecodeError, FirstPromptView, PartView, RoundView,
+};
 use crate::event::{Basis, Boundary, Round, Score};
 use crate::CUSTOM_TYPE;
 use pcd_model::{AuditFinding, AuditFindingCode, GroupKey, Mode};
@@ -356,77 +359,6 @@ fn is_timestamp(t: &str) -> bool {
         && t.len() <= 40
         && t.bytes()
             .all(|b| b.is_ascii_digit() || matches!(b, b'T' | b'Z' | b':' | b'.' | b'-' | b'+'))
-}
-
-pub(crate) enum AssembleError {
-    Torn,
-    Mismatch,
-    Undecodable,
-}
-
-/// Joins a complete set of parts into one round and checks the digest.
-pub(crate) fn assemble<'a>(parts: &[PartView<'a>]) -> Result<RoundView<'a>, AssembleError> {
-    let first = parts.first().ok_or(AssembleError::Torn)?;
-    let count = first.parts as usize;
-    if parts
-        .iter()
-        .any(|p| p.parts != first.parts || p.digest != first.digest || p.round != first.round)
-    {
-        return Err(AssembleError::Mismatch);
-    }
-    let mut ordered: Vec<Option<&PartView<'a>>> = vec![None; count];
-    for part in parts {
-        let slot = &mut ordered[part.part as usize];
-        if slot.is_some() {
-            return Err(AssembleError::Torn);
-        }
-        *slot = Some(part);
-    }
-    let Some(ordered) = ordered.into_iter().collect::<Option<Vec<_>>>() else {
-        return Err(AssembleError::Torn);
-    };
-    let header = ordered[0]
-        .header
-        .as_ref()
-        .ok_or(AssembleError::Undecodable)?;
-    let mut lists: [Vec<&'a str>; 5] = Default::default();
-    for (index, list) in lists.iter_mut().enumerate() {
-        list.reserve_exact(ordered.iter().map(|p| p.lists[index].len()).sum());
-        for part in &ordered {
-            list.extend_from_slice(&part.lists[index]);
-        }
-    }
-    let mut scores = Vec::with_capacity(ordered.iter().map(|p| p.scores.len()).sum());
-    for part in &ordered {
-        scores.extend_from_slice(&part.scores);
-    }
-    // Later parts were decoded without knowing the mode.
-    if header.mode == Mode::Mcp
-        && (lists[4].iter().any(|n| !name_fits(Mode::Mcp, 4, n))
-            || scores.iter().any(|(n, _)| !name_fits(Mode::Mcp, 5, n)))
-    {
-        return Err(AssembleError::Undecodable);
-    }
-    let [tools, groups, allowlisted_tools, allowlisted_groups, considered] = lists;
-    let view = RoundView {
-        id: first.round,
-        mode: header.mode,
-        boundary: header.boundary,
-        basis: header.basis,
-        threshold: header.threshold,
-        inventory: header.inventory,
-        first_prompt: header.first_prompt,
-        tools,
-        groups,
-        allowlisted_tools,
-        allowlisted_groups,
-        considered,
-        scores,
-    };
-    if view.digest() != first.digest {
-        return Err(AssembleError::Mismatch);
-    }
-    Ok(view)
 }
 
 struct Pending<'a> {

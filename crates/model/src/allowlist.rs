@@ -1,14 +1,11 @@
 //! Allowlist entries exactly as "Scoped allowlists" defines them. Persistence is names-only.
 
-use crate::key::GroupKey;
+use crate::key::{GroupKey, MAX_GROUP_NAME_CHARS};
 use crate::scope::Scope;
 use std::fmt;
 
 /// The longest tool name an allowlist accepts.
 pub const MAX_TOOL_NAME_CHARS: usize = 128;
-
-/// The longest server or extension name a group entry accepts (after an optional prefix).
-pub const MAX_GROUP_NAME_CHARS: usize = 64;
 
 /// A validated tool allowlist entry: 1 to 128 characters, no whitespace.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -263,5 +260,18 @@ mod tests {
                 assert!(!e.to_string().contains("SECRET"));
             }
         }
+    }
+
+    /// Moved from the key's `a_foreign_namespace_gets_a_key_of_its_own`: a foreign namespace's
+    /// key, and a very long one, can be pinned by their key.
+    #[test]
+    fn a_foreign_namespace_key_can_be_pinned_by_its_key() {
+        let foreign = GroupKey::for_mcp_namespace("mcp__dev.radius").unwrap();
+        assert_eq!(
+            crate::parse_group_entry(foreign.as_str()),
+            Ok(foreign.clone())
+        );
+        let long = GroupKey::for_mcp_namespace(&format!("mcp__{}.x", "a".repeat(200))).unwrap();
+        assert_eq!(crate::parse_group_entry(long.as_str()), Ok(long.clone()));
     }
 }

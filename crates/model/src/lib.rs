@@ -43,7 +43,7 @@ mod tool;
 
 pub use allowlist::{
     parse_group_entry, parse_tool_entry, AllowlistError, Allowlists, ScopedAllowlist, ToolName,
-    MAX_GROUP_NAME_CHARS, MAX_TOOL_NAME_CHARS,
+    MAX_TOOL_NAME_CHARS,
 };
 pub use classify::{Classified, Classifier, Group, ToolKind};
 pub use codes::{
@@ -52,7 +52,9 @@ pub use codes::{
 };
 pub use extension_name::extension_name;
 pub use json_text::lone_surrogates_replaced;
-pub use key::{bound_label, GroupKey, GroupKind, MAX_GROUP_KEY_CHARS, MAX_LABEL_CHARS};
+pub use key::{
+    bound_label, GroupKey, GroupKind, MAX_GROUP_KEY_CHARS, MAX_GROUP_NAME_CHARS, MAX_LABEL_CHARS,
+};
 pub use scope::{GroupScope, Scope};
 pub use settings::{
     Bounds, Cadence, DecisionProvider, DecisionSettings, FailMode, Mode, ProjectAllowlistFile,
