@@ -267,18 +267,37 @@ pub fn scores(
     semantic: Option<(&Semantic, &[Vec<f32>])>,
     prompt: &str,
 ) -> (Vec<f64>, ScorerUsed) {
+    let prompts = semantic.and_then(|(model, _)| prompt_vectors(model, prompt));
+    scores_with_prompt(index, semantic, prompt, prompts.as_deref())
+}
+
+/// The vectors of what the embedded scorer reads of `prompt` ([`embedded::prompt_texts`]), or
+/// `None` when the model fails on it.
+pub fn prompt_vectors(model: &Semantic, prompt: &str) -> Option<Vec<Vec<f32>>> {
+    model.prompt_vectors(&embedded::prompt_texts(prompt))
+}
+
+/// [`scores`] with the prompt's vectors already computed by [`prompt_vectors`] (`None`: the
+/// model failed on it), for a host that scores one prompt against several candidate sets (the
+/// evaluation's session runs).
+pub fn scores_with_prompt(
+    index: &EmbeddedIndex,
+    semantic: Option<(&Semantic, &[Vec<f32>])>,
+    prompt: &str,
+    prompts: Option<&[Vec<f32>]>,
+) -> (Vec<f64>, ScorerUsed) {
     let lexical = index.scores(prompt);
-    let Some((model, vectors)) = semantic else {
+    let Some((_, vectors)) = semantic else {
         return (lexical, ScorerUsed::Lexical(String::new()));
     };
-    let Some(prompts) = model.prompt_vectors(&embedded::prompt_texts(prompt)) else {
+    let Some(prompts) = prompts else {
         return (
             lexical,
             ScorerUsed::Lexical(pcd_ui_text::SEMANTIC_PROMPT_FAILED.to_owned()),
         );
     };
     (
-        semantic::scores_from_vectors(&lexical, &prompts, vectors, embedded::names_a_file(prompt)),
+        semantic::scores_from_vectors(&lexical, prompts, vectors, embedded::names_a_file(prompt)),
         ScorerUsed::Fused,
     )
 }

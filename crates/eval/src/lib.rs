@@ -29,6 +29,7 @@ mod metrics;
 pub mod peer;
 mod report;
 mod selection;
+pub mod sessions;
 mod set;
 
 pub use metrics::*;

@@ -42,6 +42,10 @@ pub const SWEEP_THRESHOLDS: [f64; 19] = {
     t
 };
 
+/// The `slice` of the everyday set's prompts that share no content word with the tools they
+/// need.
+pub const PARAPHRASE_SLICE: &str = "paraphrase";
+
 /// How many bins the reliability table has: [0, 0.1), [0.1, 0.2), … [0.9, 1.0].
 pub(crate) const BINS: usize = 10;
 
@@ -135,6 +139,8 @@ pub(crate) struct Scored {
     pub(crate) has_needs: bool,
     pub(crate) topics: Option<Vec<String>>,
     pub(crate) kind: Option<PromptKind>,
+    /// Whether it belongs to the paraphrase slice (no content word shared with its tools).
+    pub(crate) paraphrase: bool,
     /// The best candidates, best first (ties in inventory order, zero scores last), as many as
     /// the cap: a selection at threshold t is the prefix scoring at least t.
     pub(crate) top: Vec<(usize, f64)>,
@@ -182,6 +188,13 @@ pub(crate) struct Selection {
     pub(crate) coding_nothing: usize,
     pub(crate) near_miss: usize,
     pub(crate) near_miss_nothing: usize,
+    /// Candidates exposed to irrelevance prompts, to coding-only ones and to near-miss ones.
+    pub(crate) irrelevant_exposed: usize,
+    pub(crate) coding_exposed: usize,
+    pub(crate) near_miss_exposed: usize,
+    /// Paraphrase-slice prompts with needs, and those whose every need is met.
+    pub(crate) paraphrase_prompts: usize,
+    pub(crate) paraphrase_met: usize,
 }
 
 impl Selection {
@@ -195,14 +208,17 @@ impl Selection {
                 s.irrelevant += 1;
                 let nothing = usize::from(chosen.is_empty());
                 s.irrelevant_nothing += nothing;
+                s.irrelevant_exposed += chosen.len();
                 match p.kind {
                     Some(PromptKind::Coding) => {
                         s.coding += 1;
                         s.coding_nothing += nothing;
+                        s.coding_exposed += chosen.len();
                     }
                     Some(PromptKind::NearMiss) => {
                         s.near_miss += 1;
                         s.near_miss_nothing += nothing;
+                        s.near_miss_exposed += chosen.len();
                     }
                     None => {}
                 }
@@ -226,6 +242,10 @@ impl Selection {
             if p.has_needs && !p.needs.is_empty() {
                 s.needs_prompts += 1;
                 s.needs_prompts_met += usize::from(found == p.needs.len());
+                if p.paraphrase {
+                    s.paraphrase_prompts += 1;
+                    s.paraphrase_met += usize::from(found == p.needs.len());
+                }
             }
             if let Some(topics) = p.topics.as_ref().filter(|_| universe.any_topic) {
                 s.topic_prompts += 1;
@@ -253,6 +273,10 @@ impl Selection {
 
     pub(crate) fn exposed_per_prompt(&self) -> f64 {
         self.selected as f64 / self.labelled.max(1) as f64
+    }
+
+    pub(crate) fn irrelevance_exposed_per_prompt(&self) -> Option<f64> {
+        (self.irrelevant > 0).then(|| self.irrelevant_exposed as f64 / self.irrelevant as f64)
     }
 
     pub(crate) fn nothing_exposed_share(&self) -> Option<f64> {
@@ -425,10 +449,21 @@ pub fn evaluate(
     let mut reliability = Reliability::default();
     let mut scored: Vec<Scored> = Vec::with_capacity(total);
     let mut relevant = vec![false; cands.len()];
+    let mut prompt_vectors: HashMap<String, Option<Vec<Vec<f32>>>> = HashMap::new();
     for (done, q) in queries.iter().chain(&irrelevance).enumerate() {
         let labelled = done < queries.len();
         let start = Instant::now();
-        let (scores, used) = context_decisions::semantic::scores(&index, semantic, &q.prompt);
+        let prompts = semantic
+            .and_then(|(model, _)| context_decisions::semantic::prompt_vectors(model, &q.prompt));
+        let (scores, used) = context_decisions::semantic::scores_with_prompt(
+            &index,
+            semantic,
+            &q.prompt,
+            prompts.as_deref(),
+        );
+        if semantic.is_some() {
+            prompt_vectors.insert(q.prompt.clone(), prompts);
+        }
         if used != context_decisions::semantic::ScorerUsed::Fused {
             lexical_rounds += 1;
         }
@@ -484,6 +519,7 @@ pub fn evaluate(
             has_needs: q.has_needs,
             topics: q.topics.clone(),
             kind: q.kind,
+            paraphrase: q.slice.as_deref() == Some(PARAPHRASE_SLICE),
             top: full.iter().take(cap).map(|&c| (c, scores[c])).collect(),
         });
         progress(done + 1, total);
@@ -544,6 +580,9 @@ pub fn evaluate(
         out.insert("irrelevance_prompts".into(), json!(at_default.irrelevant));
         out.insert("nothing_exposed_share".into(), round(share));
     }
+    if let Some(exposed) = at_default.irrelevance_exposed_per_prompt() {
+        out.insert("irrelevance_exposed_per_prompt".into(), round(exposed));
+    }
     let mut everyday = everyday_json(&at_default);
     if reach.needs_prompts > 0 {
         everyday.insert(
@@ -555,6 +594,42 @@ pub fn evaluate(
         out.insert("everyday".into(), Value::Object(everyday));
     }
     out.insert("calibration".into(), reliability.json());
+    let coding = crate::sessions::coding_prompts(&irrelevance);
+    let plan = crate::sessions::draw_sessions(
+        &queries,
+        &coding,
+        crate::sessions::SESSIONS,
+        crate::sessions::SESSION_LENGTH,
+        crate::sessions::SESSION_SEED,
+    );
+    let session_inputs = crate::sessions::SessionInputs {
+        tools: &set.tools,
+        mode: options.mode,
+        decision: &options.decision,
+        weights: options.weights,
+        calibration: options.calibration,
+        semantic: semantic.map(|(model, _)| model),
+        queries: &queries,
+        coding: &coding,
+        prompt_vectors: &prompt_vectors,
+    };
+    let sessions_at = |t: f64| crate::sessions::run_sessions(&session_inputs, &plan, t);
+    if !plan.is_empty() {
+        let f = sessions_at(threshold);
+        out.insert(
+            "sessions".into(),
+            json!({
+                "sessions": f.sessions,
+                "length": crate::sessions::SESSION_LENGTH,
+                "seed": crate::sessions::SESSION_SEED,
+                "withheld_text_median": round(f.withheld_text_median()),
+                "withheld_candidates_median": round(f.withheld_candidates_median()),
+                "needs_met_share": round(f.needs_met_share()),
+                "topical_prompts": f.topical,
+                "exposed_per_session": round(f.exposed_per_session),
+            }),
+        );
+    }
     if options.sweep {
         let rows: Vec<Value> = SWEEP_THRESHOLDS
             .iter()
@@ -568,6 +643,14 @@ pub fn evaluate(
                 });
                 if let Some(share) = s.nothing_exposed_share() {
                     row["nothing_exposed_share"] = round(share);
+                }
+                if let Some(exposed) = everyday_json(&s).get("coding_exposed_per_prompt") {
+                    row["coding_exposed_per_prompt"] = exposed.clone();
+                }
+                if !plan.is_empty() {
+                    let f = sessions_at(t);
+                    row["session_withheld_text_median"] = round(f.withheld_text_median());
+                    row["session_needs_met_share"] = round(f.needs_met_share());
                 }
                 row
             })
@@ -634,6 +717,24 @@ pub(crate) fn everyday_json(s: &Selection) -> Map<String, Value> {
         s.near_miss_nothing,
         s.near_miss,
     );
+    share(
+        "paraphrase_needs_met_share",
+        "paraphrase_prompts",
+        s.paraphrase_met,
+        s.paraphrase_prompts,
+    );
+    if s.coding > 0 {
+        out.insert(
+            "coding_exposed_per_prompt".into(),
+            round(s.coding_exposed as f64 / s.coding as f64),
+        );
+    }
+    if s.near_miss > 0 {
+        out.insert(
+            "near_miss_exposed_per_prompt".into(),
+            round(s.near_miss_exposed as f64 / s.near_miss as f64),
+        );
+    }
     out
 }
 

@@ -52,6 +52,17 @@ pub fn report(set_dir: &Path, value: &Value) -> String {
             reach_recall: g(sel, "reach_recall"),
         },
         irrelevance: share(value, "nothing_exposed_share", "irrelevance_prompts"),
+        irrelevance_exposed: value
+            .get("irrelevance_exposed_per_prompt")
+            .and_then(Value::as_f64),
+        sessions: value.get("sessions").map(|x| pcd_ui_text::EvalSessions {
+            sessions: n(x, "sessions"),
+            length: n(x, "length"),
+            withheld_text_median: g(x, "withheld_text_median"),
+            withheld_candidates_median: g(x, "withheld_candidates_median"),
+            needs_met: (g(x, "needs_met_share"), n(x, "topical_prompts")),
+            exposed_per_session: g(x, "exposed_per_session"),
+        }),
         calibration: pcd_ui_text::EvalCalibration {
             pairs: n(cal, "pairs"),
             brier: g(cal, "brier"),
@@ -80,6 +91,11 @@ pub fn report(set_dir: &Path, value: &Value) -> String {
                 "near_miss_prompts",
             ),
             needs_within_cap: share(day, "needs_within_cap_share", "needs_prompts"),
+            paraphrase_needs_met: share(day, "paraphrase_needs_met_share", "paraphrase_prompts"),
+            coding_exposed: day.get("coding_exposed_per_prompt").and_then(Value::as_f64),
+            near_miss_exposed: day
+                .get("near_miss_exposed_per_prompt")
+                .and_then(Value::as_f64),
         },
         sweep: sweep_rows(value),
     });
@@ -99,6 +115,11 @@ pub(crate) fn sweep_rows(value: &Value) -> Vec<pcd_ui_text::EvalSweepRow> {
             precision: g(r, "precision"),
             exposed_per_prompt: g(r, "exposed_per_prompt"),
             nothing_exposed: r.get("nothing_exposed_share").and_then(Value::as_f64),
+            coding_exposed: r.get("coding_exposed_per_prompt").and_then(Value::as_f64),
+            session_withheld: r
+                .get("session_withheld_text_median")
+                .and_then(Value::as_f64),
+            session_needs_met: r.get("session_needs_met_share").and_then(Value::as_f64),
         })
         .collect()
 }

@@ -80,6 +80,11 @@ pub struct Query {
     pub topics: Option<Vec<String>>,
     /// Its `kind`, if the line has one.
     pub kind: Option<PromptKind>,
+    /// Its `slice`, if the line has one (the everyday set's `"paraphrase"`: prompts that share
+    /// no content word with the tools they need).
+    pub slice: Option<String>,
+    /// Its 1-based line in its file.
+    pub line: usize,
 }
 
 /// A loaded set.
@@ -186,6 +191,10 @@ pub(crate) fn read_queries(path: &Path) -> Result<Vec<Query>, EvalError> {
                 _ => return Err(bad(QueryProblem::BadKind)),
             }),
         };
+        let slice = match value.get("slice") {
+            None => None,
+            Some(v) => Some(v.as_str().ok_or(bad(QueryProblem::BadSlice))?.to_owned()),
+        };
         let has_needs = given_needs.is_some();
         let mut needs = given_needs.unwrap_or_default();
         for name in listed.iter().flatten() {
@@ -202,9 +211,33 @@ pub(crate) fn read_queries(path: &Path) -> Result<Vec<Query>, EvalError> {
             has_needs,
             topics,
             kind,
+            slice,
+            line: i + 1,
         });
     }
     Ok(out)
+}
+
+/// Refuses a set whose `needs` or `relevant_tools` name a tool its inventory lacks: such a need
+/// would otherwise be dropped without a word and the figures would rise. The error names the
+/// file and the line, not the name.
+pub(crate) fn known_tools_only(
+    queries: &[Query],
+    tools: &[ToolInfo],
+    path: &Path,
+) -> Result<(), EvalError> {
+    let names: std::collections::HashSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    for q in queries {
+        let named = q.needs.iter().flatten().chain(&q.relevant);
+        if named.into_iter().any(|n| !names.contains(n.as_str())) {
+            return Err(EvalError::BadQuery {
+                file: path.display().to_string(),
+                line: q.line,
+                problem: QueryProblem::UnknownTool,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Whether `path` is a symbolic link whose target does not exist.
@@ -235,7 +268,9 @@ impl EvalSet {
             .iter()
             .map(|t| t.get("topic").and_then(Value::as_str).map(str::to_owned))
             .collect();
-        let queries = read_queries(&dir.join("queries.jsonl"))?;
+        let queries_path = dir.join("queries.jsonl");
+        let queries = read_queries(&queries_path)?;
+        known_tools_only(&queries, &tools, &queries_path)?;
         // Absent is fine (a set without irrelevance prompts); a link to nothing is a mistake
         // that would silently drop every irrelevance figure.
         let irrelevance_path = dir.join("irrelevance.jsonl");
@@ -245,7 +280,9 @@ impl EvalSet {
                 problem: ReadProblem::DanglingSymlink,
             });
         } else if irrelevance_path.exists() {
-            read_queries(&irrelevance_path)?
+            let irrelevance = read_queries(&irrelevance_path)?;
+            known_tools_only(&irrelevance, &tools, &irrelevance_path)?;
+            irrelevance
         } else {
             Vec::new()
         };

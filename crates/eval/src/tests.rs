@@ -5,6 +5,7 @@ use pcd_model::{Allowlists, Classifier};
 use pcd_picker::candidates::{candidates, Available, Candidate};
 use pcd_picker::embedded;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::path::Path;
 
 #[test]
@@ -160,6 +161,7 @@ fn selection_figures_by_hand() {
         has_needs,
         topics: topics.map(|t| t.iter().map(|s| (*s).to_owned()).collect()),
         kind,
+        paraphrase: false,
         top,
     };
     let scored = [
@@ -218,12 +220,19 @@ fn selection_figures_by_hand() {
             coding_nothing: 1,
             near_miss: 1,
             near_miss_nothing: 0,
+            irrelevant_exposed: 1,
+            coding_exposed: 0,
+            near_miss_exposed: 1,
+            paraphrase_prompts: 0,
+            paraphrase_met: 0,
         }
     );
+    assert_eq!(e_exposed(&s), (Some(0.0), Some(1.0)));
     assert!((s.recall() - 2.0 / 3.0).abs() < 1e-12);
     assert_eq!(s.precision(), 0.5);
     assert_eq!(s.exposed_per_prompt(), 2.0);
     assert_eq!(s.nothing_exposed_share(), Some(0.5));
+    assert_eq!(s.irrelevance_exposed_per_prompt(), Some(0.5));
     let e = everyday_json(&s);
     assert_eq!(e["needs_met_share"], 0.0);
     assert_eq!(e["unrelated_topic_share"], 0.5);
@@ -610,11 +619,14 @@ fn bad_needs_topics_and_kinds_are_named_and_a_dangling_irrelevance_link_is_an_er
         &queries,
         format!(
             "{}\n",
-            json!({"id": "a", "prompt": "p", "needs": [["x", "y"]]})
+            json!({"id": "a", "prompt": "p", "needs": [["list_issues", "search_issues"]]})
         ),
     )
     .unwrap();
-    assert_eq!(EvalSet::load(&dir).unwrap().queries[0].relevant, ["x"]);
+    assert_eq!(
+        EvalSet::load(&dir).unwrap().queries[0].relevant,
+        ["list_issues"]
+    );
     // Absent irrelevance prompts are fine; a link to nothing is not.
     let irrelevance = dir.join("irrelevance.jsonl");
     std::fs::remove_file(&irrelevance).unwrap();
@@ -669,8 +681,9 @@ fn the_plot_is_svg_with_both_series_and_the_default_marked() {
         .descendants()
         .filter(|n| n.has_tag_name("polyline"))
         .collect();
-    assert_eq!(series.len(), 2);
-    for (node, id) in series.iter().zip(["recall", "exposed"]) {
+    // The set has a coding-only prompt, so sessions are drawn and their series is drawn too.
+    assert_eq!(series.len(), 3);
+    for (node, id) in series.iter().zip(["recall", "exposed", "session-withheld"]) {
         assert_eq!(node.attribute("id"), Some(id));
         let points = node.attribute("points").unwrap().split_whitespace();
         let points: Vec<(f64, f64)> = points
@@ -763,5 +776,111 @@ fn eval_takes_the_threshold_and_caps_from_flags_over_the_settings() {
         (json!("tools"), json!(0.5), json!(2))
     );
     assert!(v.get("sweep").is_none());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The coding-only and near-miss prompts' exposure per prompt, as `everyday_json` reports it.
+fn e_exposed(s: &Selection) -> (Option<f64>, Option<f64>) {
+    let e = everyday_json(s);
+    (
+        e.get("coding_exposed_per_prompt").and_then(Value::as_f64),
+        e.get("near_miss_exposed_per_prompt")
+            .and_then(Value::as_f64),
+    )
+}
+
+/// Issue 31: a need naming a tool the inventory lacks is refused, naming the file and the line
+/// (not the name); before, it was dropped without a word and the figures rose.
+#[test]
+fn a_need_the_inventory_lacks_is_refused_with_its_line() {
+    let dir = std::env::temp_dir().join(format!("pcd-eval-unknown-{}", std::process::id()));
+    everyday_set(&dir);
+    let lines = [
+        json!({"id": "a", "prompt": "p", "needs": [["list_issues"]]}),
+        json!({"id": "b", "prompt": "p", "needs": [["list_issues", "sk-SECRET-tool"]]}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(dir.join("queries.jsonl"), text).unwrap();
+    let err = EvalSet::load(&dir).unwrap_err().to_string();
+    assert!(
+        err.contains("queries.jsonl") && err.contains("line 2") && err.contains("tools.json"),
+        "{err}"
+    );
+    assert!(!err.contains("SECRET"), "{err}");
+    // `relevant_tools` too, and in the irrelevance file.
+    std::fs::write(
+        dir.join("queries.jsonl"),
+        format!(
+            "{}\n",
+            json!({"id": "a", "prompt": "p", "relevant_tools": ["nope"]})
+        ),
+    )
+    .unwrap();
+    assert!(EvalSet::load(&dir)
+        .unwrap_err()
+        .to_string()
+        .contains("line 1"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 31: sessions are drawn with a fixed seed (mostly coding-only prompts, three to six
+/// about one or two topics) and played with availability adding up on a folded branch.
+#[test]
+fn sessions_are_drawn_the_same_way_and_availability_adds_up() {
+    use crate::sessions::{draw_sessions, run_sessions, SessionInputs, SessionPrompt};
+    let dir = std::env::temp_dir().join(format!("pcd-eval-sessions-{}", std::process::id()));
+    everyday_set(&dir);
+    let set = EvalSet::load(&dir).unwrap();
+    let coding = crate::sessions::coding_prompts(&set.irrelevance);
+    assert_eq!(coding.len(), 1);
+    let plan = draw_sessions(&set.queries, &coding, 12, 20, 7);
+    assert_eq!(plan, draw_sessions(&set.queries, &coding, 12, 20, 7));
+    assert_ne!(plan, draw_sessions(&set.queries, &coding, 12, 20, 8));
+    for session in &plan {
+        assert_eq!(session.len(), 20);
+        let topical = session
+            .iter()
+            .filter(|p| matches!(p, SessionPrompt::Topical(_)))
+            .count();
+        assert!((3..=6).contains(&topical), "{session:?}");
+    }
+    assert!(draw_sessions(&set.queries, &[], 12, 20, 7).is_empty());
+    let run = |threshold: f64, cap: u32, minimum: u32| {
+        let decision = DecisionSettings {
+            threshold,
+            max_new_tools: cap,
+            minimum_candidates: minimum,
+            ..DecisionSettings::default()
+        };
+        let vectors = HashMap::new();
+        let inputs = SessionInputs {
+            tools: &set.tools,
+            mode: Mode::Tools,
+            decision: &decision,
+            weights: FieldWeights::default(),
+            calibration: Calibration::default(),
+            semantic: None,
+            queries: &set.queries,
+            coding: &coding,
+            prompt_vectors: &vectors,
+        };
+        run_sessions(&inputs, &plan, threshold)
+    };
+    // Nothing crosses a threshold above 1: everything stays withheld, no need is met.
+    let none = run(1.5, 6, 1);
+    assert_eq!(none.sessions, 12);
+    assert_eq!(none.withheld_text_median(), 1.0);
+    assert_eq!(none.withheld_candidates_median(), 1.0);
+    assert_eq!((none.topical_met, none.exposed_per_session), (0, 0.0));
+    assert!(none.topical >= 36);
+    // Threshold 0 and a cap of one: one tool a prompt at most, never taken back, so a session
+    // of 20 prompts opens all ten tools of the set (each prompt adds one until none is left).
+    let one = run(0.0, 1, 1);
+    assert_eq!(one.withheld_text_median(), 0.0);
+    assert_eq!(one.exposed_per_session, 10.0);
+    // Fewer candidates than the minimum: they all stay available unscored, as in a Session.
+    let unscored = run(1.5, 6, 11);
+    assert_eq!(unscored.withheld_candidates_median(), 0.0);
+    assert_eq!(unscored.needs_met_share(), 1.0);
     std::fs::remove_dir_all(&dir).unwrap();
 }

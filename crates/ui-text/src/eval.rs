@@ -68,6 +68,10 @@ pub struct EvalReport {
     pub selection: EvalSelection,
     /// Irrelevance prompts: the share with nothing exposed (0 to 1) and how many there were.
     pub irrelevance: Option<(f64, u64)>,
+    /// Irrelevance prompts: candidates exposed per prompt, on average.
+    pub irrelevance_exposed: Option<f64>,
+    /// What sessions of prompts leave withheld, when the set has coding-only prompts to draw.
+    pub sessions: Option<EvalSessions>,
     /// How well the embedded scorer's scores match how often a candidate is relevant.
     pub calibration: EvalCalibration,
     /// The figures of a set whose lines carry needs, topics and kinds (all `None` otherwise).
@@ -125,6 +129,32 @@ pub struct EvalEveryday {
     /// Labelled prompts with needs whose every need ranks among the cap's worth of best
     /// candidates: the most prompts any threshold could meet with this ranking.
     pub needs_within_cap: EvalShare,
+    /// Prompts of the paraphrase slice (no content word shared with the tools they need) whose
+    /// every need is made available.
+    pub paraphrase_needs_met: EvalShare,
+    /// Candidates exposed per coding-only prompt, on average.
+    pub coding_exposed: Option<f64>,
+    /// Candidates exposed per near-miss prompt, on average.
+    pub near_miss_exposed: Option<f64>,
+}
+
+/// What sessions of prompts cost: each a fixed-seed draw of mostly coding-only prompts and a
+/// few about one or two topics, played with availability adding up as on a branch.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EvalSessions {
+    /// How many sessions.
+    pub sessions: u64,
+    /// How many prompts each.
+    pub length: u64,
+    /// The median share of the inventory's definition text still withheld at a session's end.
+    pub withheld_text_median: f64,
+    /// The median share of the candidates (tools, or groups) still withheld at a session's end.
+    pub withheld_candidates_median: f64,
+    /// The share of the sessions' topical prompts whose every need was available after their
+    /// round, and how many there were.
+    pub needs_met: (f64, u64),
+    /// Candidates made available per session, on average.
+    pub exposed_per_session: f64,
 }
 
 /// The selection at one threshold of `eval --sweep`.
@@ -140,6 +170,12 @@ pub struct EvalSweepRow {
     pub exposed_per_prompt: f64,
     /// The share of irrelevance prompts that expose nothing, when the set has some.
     pub nothing_exposed: Option<f64>,
+    /// Candidates exposed per coding-only prompt, when the set has some.
+    pub coding_exposed: Option<f64>,
+    /// The median share of definition text withheld at a session's end, when sessions ran.
+    pub session_withheld: Option<f64>,
+    /// The share of the sessions' topical prompts whose needs were met, when sessions ran.
+    pub session_needs_met: Option<f64>,
 }
 
 /// The `eval` text report: a table of the embedded scorer and Pi's two `tool_search` rankers,
@@ -201,7 +237,27 @@ pub fn eval_report(r: &EvalReport) -> String {
             100.0 * share
         );
     }
+    if let Some(exposed) = r.irrelevance_exposed {
+        let _ = writeln!(s, "irrelevance prompts: {exposed:.2} exposed per prompt");
+    }
     everyday(&mut s, &r.everyday, &r.mode);
+    if let Some(x) = &r.sessions {
+        let what = if r.mode == "mcp" { "groups" } else { "tools" };
+        let _ = writeln!(
+            s,
+            "sessions ({} of {} prompts, mostly coding-only): at the end {:.1}% of definition text \
+             and {:.1}% of {what} still withheld (medians), {:.1} {what} made available per \
+             session; topical prompts whose every need was available after their round: {:.1}% \
+             of {}",
+            x.sessions,
+            x.length,
+            100.0 * x.withheld_text_median,
+            100.0 * x.withheld_candidates_median,
+            x.exposed_per_session,
+            100.0 * x.needs_met.0,
+            x.needs_met.1,
+        );
+    }
     calibration(&mut s, &r.calibration);
     if !r.sweep.is_empty() {
         sweep(&mut s, &r.sweep, r.selection.cap);
@@ -239,6 +295,23 @@ fn everyday(s: &mut String, e: &EvalEveryday, mode: &str) {
             let _ = writeln!(s, "{what}: {:.1}% of {prompts}", 100.0 * share);
         }
     }
+    if let Some((share, prompts)) = e.paraphrase_needs_met {
+        let _ = writeln!(
+            s,
+            "paraphrase slice (no word shared with its tools), every need made available: \
+             {:.1}% of {prompts}",
+            100.0 * share
+        );
+    }
+    let what = if mode == "mcp" { "groups" } else { "tools" };
+    for (kind, exposed) in [
+        ("coding-only", e.coding_exposed),
+        ("near-miss", e.near_miss_exposed),
+    ] {
+        if let Some(exposed) = exposed {
+            let _ = writeln!(s, "{kind} prompts: {exposed:.2} {what} exposed per prompt");
+        }
+    }
 }
 
 fn calibration(s: &mut String, c: &EvalCalibration) {
@@ -271,20 +344,40 @@ fn calibration(s: &mut String, c: &EvalCalibration) {
 
 fn sweep(s: &mut String, rows: &[EvalSweepRow], cap: u64) {
     let _ = writeln!(s, "\nselection by threshold (cap {cap}):");
-    let _ = writeln!(
+    let sessions = rows.iter().any(|r| r.session_withheld.is_some());
+    let _ = write!(
         s,
         "{:<12}{:>10}{:>12}{:>22}{:>30}",
         "threshold", "recall", "precision", "exposed per prompt", "irrelevance, nothing exposed"
     );
+    if sessions {
+        let _ = write!(
+            s,
+            "{:>16}{:>20}{:>20}",
+            "coding exposed", "session withheld", "session needs met"
+        );
+    }
+    s.push('\n');
+    let percent = |x: Option<f64>| x.map_or("-".to_owned(), |x| format!("{:.1}%", 100.0 * x));
     for r in rows {
-        let nothing = r
-            .nothing_exposed
-            .map_or("-".to_owned(), |x| format!("{:.1}%", 100.0 * x));
-        let _ = writeln!(
+        let nothing = percent(r.nothing_exposed);
+        let _ = write!(
             s,
             "{:<12.2}{:>10.3}{:>12.3}{:>22.2}{nothing:>30}",
             r.threshold, r.recall, r.precision, r.exposed_per_prompt
         );
+        if sessions {
+            let coding = r
+                .coding_exposed
+                .map_or("-".to_owned(), |x| format!("{x:.2}"));
+            let _ = write!(
+                s,
+                "{coding:>16}{:>20}{:>20}",
+                percent(r.session_withheld),
+                percent(r.session_needs_met)
+            );
+        }
+        s.push('\n');
     }
 }
 
@@ -401,6 +494,20 @@ pub fn eval_sweep_svg(
          points=\"{}\"/>",
         points(&|r| r.exposed_per_prompt / most_exposed)
     );
+    if rows.iter().all(|r| r.session_withheld.is_some()) && !rows.is_empty() {
+        let _ = writeln!(
+            s,
+            "<polyline id=\"session-withheld\" fill=\"none\" stroke=\"#2ca02c\" \
+             stroke-width=\"2\" stroke-dasharray=\"6 3\" points=\"{}\"/>",
+            points(&|r| r.session_withheld.unwrap_or(0.0))
+        );
+        let _ = writeln!(
+            s,
+            "<text x=\"{LEFT}\" y=\"{}\" fill=\"#2ca02c\">definition text withheld at a \
+             session's end, median (left axis)</text>",
+            H - 28.0
+        );
+    }
     let _ = writeln!(
         s,
         "<line id=\"default-threshold\" x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{TOP}\" \
@@ -477,6 +584,8 @@ mod tests {
                 reach_recall: 0.875,
             },
             irrelevance: Some((0.25, 40)),
+            irrelevance_exposed: None,
+            sessions: None,
             calibration: EvalCalibration {
                 pairs: 246_800,
                 brier: 0.00123,
@@ -498,6 +607,7 @@ mod tests {
                 coding_nothing_exposed: Some((0.975, 40)),
                 near_miss_nothing_exposed: Some((0.6, 20)),
                 needs_within_cap: Some((0.95, 80)),
+                ..EvalEveryday::default()
             },
             sweep: vec![
                 EvalSweepRow {
@@ -506,6 +616,7 @@ mod tests {
                     precision: 0.15,
                     exposed_per_prompt: 5.9,
                     nothing_exposed: Some(0.0),
+                    ..EvalSweepRow::default()
                 },
                 EvalSweepRow {
                     threshold: 0.95,
@@ -513,6 +624,7 @@ mod tests {
                     precision: 0.8,
                     exposed_per_prompt: 0.125,
                     nothing_exposed: Some(1.0),
+                    ..EvalSweepRow::default()
                 },
             ],
         };
@@ -540,6 +652,7 @@ mod tests {
                 precision: 0.5,
                 exposed_per_prompt: 6.0 - f64::from(i) * 0.3,
                 nothing_exposed: None,
+                ..EvalSweepRow::default()
             })
             .collect();
         let svg = eval_sweep_svg(&rows, 0.625, true, "set <a&b> \u{1b} tools test");
@@ -556,6 +669,71 @@ mod tests {
         );
         assert!(svg.contains(">default 0.625</text>"));
         assert!(eval_sweep_svg(&rows, 0.4, false, "t").contains(">in use 0.4</text>"));
+    }
+
+    #[test]
+    fn sessions_paraphrase_and_exposure_lines_name_their_figures() {
+        let report = EvalReport {
+            set: "eval/everyday".into(),
+            mode: "mcp".into(),
+            split: "test".into(),
+            candidates: 28,
+            prompts: 167,
+            embedded: scores(0.6),
+            tool_search: scores(0.4),
+            tool_search_latest: scores(0.3),
+            selection: EvalSelection::default(),
+            irrelevance: Some((0.5, 52)),
+            irrelevance_exposed: Some(0.375),
+            sessions: Some(EvalSessions {
+                sessions: 40,
+                length: 20,
+                withheld_text_median: 0.6125,
+                withheld_candidates_median: 0.75,
+                needs_met: (0.8, 180),
+                exposed_per_session: 7.25,
+            }),
+            calibration: EvalCalibration::default(),
+            everyday: EvalEveryday {
+                paraphrase_needs_met: Some((0.625, 59)),
+                coding_exposed: Some(0.25),
+                near_miss_exposed: Some(1.5),
+                ..EvalEveryday::default()
+            },
+            sweep: vec![EvalSweepRow {
+                threshold: 0.5,
+                coding_exposed: Some(0.25),
+                session_withheld: Some(0.6125),
+                session_needs_met: Some(0.8),
+                ..EvalSweepRow::default()
+            }],
+        };
+        let text = eval_report(&report);
+        for line in [
+            "irrelevance prompts: 0.38 exposed per prompt",
+            "sessions (40 of 20 prompts, mostly coding-only): at the end 61.3% of definition text \
+             and 75.0% of groups still withheld (medians), 7.2 groups made available per \
+             session; topical prompts whose every need was available after their round: 80.0% \
+             of 180",
+            "paraphrase slice (no word shared with its tools), every need made available: 62.5% \
+             of 59",
+            "coding-only prompts: 0.25 groups exposed per prompt",
+            "near-miss prompts: 1.50 groups exposed per prompt",
+            "session withheld",
+            "61.3%",
+        ] {
+            assert!(text.contains(line), "{line}: {text}");
+        }
+        let rows: Vec<EvalSweepRow> = (1..=3)
+            .map(|i| EvalSweepRow {
+                threshold: f64::from(i) * 0.25,
+                session_withheld: Some(0.5),
+                ..EvalSweepRow::default()
+            })
+            .collect();
+        let svg = eval_sweep_svg(&rows, 0.5, true, "t");
+        assert_eq!(svg.matches("<polyline").count(), 3);
+        assert!(svg.contains("id=\"session-withheld\""), "{svg}");
     }
 
     #[test]

@@ -131,6 +131,11 @@ pub enum QueryProblem {
     BadTopics,
     /// `kind` is neither `coding` nor `near-miss`.
     BadKind,
+    /// A tool named by `needs` or `relevant_tools` is not in the set's `tools.json` (the name
+    /// is not repeated: it comes from the file).
+    UnknownTool,
+    /// `slice` is not a string.
+    BadSlice,
 }
 
 /// The error for a line of an `eval` queries file (`line` is 1-based).
@@ -148,6 +153,12 @@ pub fn query_line_error(file: &str, line: usize, problem: QueryProblem) -> Strin
         }
         QueryProblem::BadTopics => "`topics` is not a list of strings".to_owned(),
         QueryProblem::BadKind => "`kind` is neither \"coding\" nor \"near-miss\"".to_owned(),
+        QueryProblem::UnknownTool => {
+            "a tool its `needs` or `relevant_tools` name is not in the set's tools.json (a need the \
+             inventory lacks would be dropped and the figures would rise)"
+                .to_owned()
+        }
+        QueryProblem::BadSlice => "`slice` is not a string".to_owned(),
     };
     format!("`{}` line {line}: {reason}", display_safe(file))
 }
@@ -466,6 +477,8 @@ mod tests {
                 QueryProblem::BadNeeds,
                 QueryProblem::BadTopics,
                 QueryProblem::BadKind,
+                QueryProblem::UnknownTool,
+                QueryProblem::BadSlice,
             ]
             .map(|p| query_line_error("set/queries.jsonl", 7, p)),
         );
