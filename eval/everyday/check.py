@@ -89,16 +89,26 @@ for q in irrelevance:
         bad(f"{qid}: near-miss topics {q.get('topics')} not in the inventory")
 
 for what, n, least in (("external tools", len(external), 110), ("groups", len(groups), 16),
-                       ("queries", len(queries), 170), ("coding", kinds["coding"], 50),
+                       ("queries", len(queries), 280), ("coding", kinds["coding"], 50),
                        ("near-miss", kinds["near-miss"], 30)):
     if n < least:
         bad(f"only {n} {what} (at least {least})")
+
+# The paraphrase slice: no content word shared with its tools (paraphrase.py), 30+ per half.
+sys.path.insert(0, str(Path(__file__).parent))
+import paraphrase
+
+para_problems, para_report = paraphrase.check(d, least_per_half=30)
+problems.extend(para_problems)
+if sum(q.get("slice") == "paraphrase" for q in queries) < 70:
+    bad("fewer than 70 paraphrase prompts")
 
 multi = sum(len(q.get("needs", [])) > 1 for q in queries)
 used = {n for q in queries for g in q.get("needs", []) for n in g}
 print(f"{len(tools)} tools ({len(external)} external) in {len(groups)} servers/extensions; "
       f"{len(queries)} queries ({multi} multi-tool), {kinds['coding']} coding, {kinds['near-miss']} near-miss; "
       f"{len(external - used)} external tools never labelled")
+print("\n".join(para_report))
 for p in problems:
     print("PROBLEM:", p)
 sys.exit(1 if problems else 0)

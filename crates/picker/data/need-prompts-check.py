@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Checks need-prompts.jsonl (see need-prompts.md). Usage: python3 need-prompts-check.py. Exit 1 on a problem.
+
+- every line parses, has exactly the fields id, prompt, external, kind, with the right types;
+- ids are `np-` and 4 digits, and unique; prompts are unique (after folding);
+- at least 350 prompts with external=false and 350 with external=true;
+- no prompt is identical to, or contained in, a prompt of the evaluation sets (eval/everyday and
+  ../shared/eval/*, every queries/irrelevance file), after lowercasing and folding whitespace;
+  nor does one contain an evaluation prompt of 40 characters or more.
+Python's standard library only; it reads the data and scores nothing.
+"""
+import json, re, sys
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+EVAL_DIRS = [ROOT / "eval" / "everyday"] + sorted((ROOT.parent / "shared" / "eval").glob("*"))
+LEAST = 350
+
+
+def fold(text):
+    return re.sub(r"\s+", " ", text.lower()).strip()
+
+
+problems = []
+bad = problems.append
+rows = []
+for i, line in enumerate((HERE / "need-prompts.jsonl").read_text().splitlines(), 1):
+    try:
+        r = json.loads(line)
+    except ValueError:
+        bad(f"line {i}: not JSON")
+        continue
+    if set(r) != {"id", "prompt", "external", "kind"}:
+        bad(f"line {i}: fields {sorted(r)}")
+        continue
+    if not re.fullmatch(r"np-\d{4}", str(r["id"])):
+        bad(f"line {i}: id {r['id']!r}")
+    if not isinstance(r["prompt"], str) or not r["prompt"].strip():
+        bad(f"{r['id']}: empty prompt")
+    if not isinstance(r["external"], bool):
+        bad(f"{r['id']}: external is not a boolean")
+    if not isinstance(r["kind"], str) or not re.fullmatch(r"[a-z][a-z-]*", r["kind"]):
+        bad(f"{r['id']}: kind {r['kind']!r}")
+    rows.append(r)
+
+for what, counts in (("id", Counter(r["id"] for r in rows)), ("prompt", Counter(fold(r["prompt"]) for r in rows))):
+    for k, c in counts.items():
+        if c > 1:
+            bad(f"{what} repeated {c} times: {k[:80]!r}")
+by_class = Counter(r["external"] for r in rows)
+for cls in (False, True):
+    if by_class[cls] < LEAST:
+        bad(f"only {by_class[cls]} prompts with external={str(cls).lower()} (at least {LEAST})")
+
+eval_prompts = set()
+found = []
+for d in EVAL_DIRS:
+    for f in ("queries.jsonl", "irrelevance.jsonl"):
+        p = d / f
+        if p.is_file():
+            found.append(str(p.relative_to(ROOT.parent)))
+            for line in p.read_text().splitlines():
+                if line.strip():
+                    eval_prompts.add(fold(json.loads(line).get("prompt", "")))
+if not any("everyday" in f for f in found):
+    bad("eval/everyday not found")
+if not any("shared" in f for f in found):
+    print("warning: ../shared/eval not found; only eval/everyday was compared", file=sys.stderr)
+haystack = "\n".join(eval_prompts)
+long_eval = [e for e in eval_prompts if len(e) >= 40]
+for r in rows:
+    p = fold(r["prompt"])
+    if p in eval_prompts:
+        bad(f"{r['id']}: identical to an evaluation prompt")
+    elif p in haystack:
+        bad(f"{r['id']}: contained in an evaluation prompt")
+    else:
+        hit = next((e for e in long_eval if e in p), None)
+        if hit:
+            bad(f"{r['id']}: contains the evaluation prompt {hit[:60]!r}")
+
+kinds = {cls: Counter(r["kind"] for r in rows if r["external"] is cls) for cls in (False, True)}
+print(f"{len(rows)} prompts: {by_class[False]} external=false, {by_class[True]} external=true; "
+      f"compared with {len(eval_prompts)} evaluation prompts from {len(found)} files")
+for cls in (False, True):
+    print(f"  external={str(cls).lower()} kinds: " + ", ".join(f"{k} {c}" for k, c in sorted(kinds[cls].items())))
+for p in problems:
+    print("PROBLEM:", p)
+sys.exit(1 if problems else 0)
