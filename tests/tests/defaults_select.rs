@@ -78,7 +78,11 @@ fn plain_requests_make_their_tool_available_at_the_defaults() {
                 names.iter().any(|n| n == tool),
                 "{scorer}: {prompt}: {names:?}"
             );
-            assert!(names.len() <= 3, "{scorer}: {prompt}: {names:?}");
+            // Issue 31 (recall first): exposure is budgeted on average over a set (`eval`), not
+            // per prompt; one round stays within the cap. The lexical scorer alone still exposes
+            // at most three here.
+            let most = if scorer == "lexical" { 3 } else { 6 };
+            assert!(names.len() <= most, "{scorer}: {prompt}: {names:?}");
         }
     }
 }
@@ -213,5 +217,25 @@ fn of_a_prompt_longer_than_the_bound_the_end_is_read() {
             names.iter().any(|n| n == "translate_text"),
             "{scorer}: {names:?}"
         );
+    }
+}
+
+/// Issue 31: a prompt that asks for its tool in other words gets it through the semantic signal
+/// at the defaults; before, a lexical score of zero vetoed every cosine (each scored 0.001).
+#[test]
+fn a_tool_asked_for_in_other_words_is_made_available_with_the_model() {
+    let Some(dir) = pcd_tests::model_dir() else {
+        return;
+    };
+    for (prompt, tool) in [
+        ("How hot is it in Rome?", "weather_now"),
+        ("Convert this sentence to French", "translate_text"),
+        ("what is 17% of 2340", "calculator"),
+    ] {
+        let v = pick_with(prompt, Some(dir.clone()));
+        assert_eq!(v["signal"], "semantic+lexical", "{v}");
+        let names = available(&v);
+        assert!(names.iter().any(|n| n == tool), "{prompt}: {names:?}");
+        assert!(names.len() <= 6, "within the cap: {prompt}: {names:?}");
     }
 }

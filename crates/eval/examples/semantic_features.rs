@@ -2,6 +2,9 @@
 //! semantic cosine of every candidate, one JSON line per prompt, for fitting the fused
 //! calibration (`crates/picker/data/semantic_calibration.py`).
 //!
+//! Each line also carries the prompt's own vector (`prompt_vector`), for fitting the need gate
+//! and the decision policy (`crates/picker/data/decision_policy.py`).
+//!
 //! `cargo run --release -p pcd-eval --example semantic_features -- SET_DIR tools|mcp MODEL_DIR > out.jsonl`
 
 #![allow(clippy::print_stderr)] // a development tool: timings go to stderr
@@ -15,6 +18,9 @@ use std::io::Write;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args[1].ends_with(".jsonl") {
+        return prompt_vectors(&args[1], &args[2]);
+    }
     let dir = std::path::Path::new(&args[1]);
     let mode = if args.get(2).map(String::as_str) == Some("mcp") {
         Mode::Mcp
@@ -100,9 +106,30 @@ fn main() {
                 "candidates_total": ev.len(),
                 "local_file": embedded::names_a_file(&q.prompt),
                 "candidates": cands,
+                // The prompt's own vector, for fitting the need gate (`need_gate.py`).
+                "prompt_vector": p.iter().map(|x| (x * 1e5).round() / 1e5).collect::<Vec<f32>>(),
             });
             writeln!(out, "{line}").unwrap();
         }
     }
     eprintln!("{prompts} prompts in {:?}", start.elapsed());
+}
+
+/// `semantic_features -- PROMPTS.jsonl MODEL_DIR`: every line's prompt vector, with its id and
+/// `external` label (`crates/picker/data/need-prompts.jsonl`), for fitting the need gate.
+fn prompt_vectors(file: &str, model_dir: &str) {
+    let model = pcd_embed::MiniLm::load(std::path::Path::new(model_dir)).expect("model loads");
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for line in std::fs::read_to_string(file)
+        .expect("the file reads")
+        .lines()
+    {
+        let Ok(q) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let p = model.embed(q["prompt"].as_str().unwrap_or("")).unwrap();
+        let v: Vec<f32> = p.iter().map(|x| (x * 1e5).round() / 1e5).collect();
+        let line = json!({"id": q["id"], "external": q["external"], "kind": q["kind"], "prompt_vector": v});
+        writeln!(out, "{line}").unwrap();
+    }
 }

@@ -175,7 +175,7 @@ fn benches(crit: &mut Criterion) {
         b.iter(|| grouped.scores(black_box(prompt)))
     });
     // The fused ranking with cached vectors: the lexical scores, 10,000 cosines of 384
-    // dimensions, the fused calibration and its cap down the fused order, and the final sort.
+    // dimensions, the need gate, the decision policy's calibration, and the final sort.
     let vectors: Vec<Vec<f32>> = (0..many.len())
         .map(|i| unit((0..384).map(|d| ((i * 31 + d * 17) % 101) as f32 - 50.0)))
         .collect();
@@ -185,15 +185,11 @@ fn benches(crit: &mut Criterion) {
         |b| {
             b.iter(|| {
                 let lexical = index.scores(black_box(prompt));
-                let cosines = semantic::cosines(
+                let scores = semantic::scores_from_vectors(
+                    &lexical,
                     std::slice::from_ref(black_box(&prompt_vector)),
                     black_box(&vectors),
-                );
-                let scores = semantic::fused_scores(
-                    &lexical,
-                    &cosines,
                     false,
-                    &semantic::FusedCalibration::default(),
                 );
                 let mut order: Vec<usize> = (0..scores.len()).collect();
                 order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));

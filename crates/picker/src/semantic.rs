@@ -150,56 +150,99 @@ pub fn cosines(prompts: &[Vec<f32>], candidates: &[Vec<f32>]) -> Vec<f64> {
         .collect()
 }
 
-/// How much of the lexical score the fused ranking takes; the cosine takes the rest.
+/// How much of the lexical score a candidate's fused evidence takes; the cosine takes the rest.
+/// Both add: a candidate with no shared word (lexical 0) keeps its cosine's share, and the
+/// candidates are ranked by this sum, as they were before the decision policy.
 pub const LEXICAL_SHARE: f64 = 0.35;
 
-/// How the fused evidence of a candidate, read in the context of its prompt, becomes a score in
-/// [0, 1]: a logistic function of its lexical score, its cosine and where it stands in the fused
-/// ranking (`LEXICAL_SHARE` of the lexical score plus the rest of the cosine). Fitted by
-/// `crates/picker/data/semantic_calibration.py` on the tune halves for the selection at the
-/// defaults, as the lexical calibration is; `BENCHMARKS.md` has the figures.
+/// The dimension of the need gate's vectors (all-MiniLM-L6-v2's).
+pub const NEED_GATE_DIMENSIONS: usize = 384;
+
+/// The shipped need gate: its bias, then one weight per dimension of the prompt's vector.
+/// Written by `crates/picker/data/decision_policy.py`.
+#[allow(clippy::excessive_precision)] // written by the fit with six decimals, read as f32
+const SHIPPED_NEED_GATE: [f32; NEED_GATE_DIMENSIONS + 1] = include!("../data/need-gate.rs");
+
+/// The need gate's answer to "does this prompt need anything outside the code at all?", as a
+/// logit: a logistic regression on the prompt's own sentence vector (the whole prompt, the first
+/// of [`embedded::prompt_texts`](crate::embedded::prompt_texts)), fitted by
+/// `crates/picker/data/decision_policy.py` on hand-written prompts
+/// (`crates/picker/data/need-prompts.jsonl`) and the tune halves of the evaluation sets. The
+/// best cosine with any candidate cannot tell a prompt about the code from one needing an
+/// external tool (their medians are .32 and .37 on the everyday set); the prompt's own vector
+/// can (out-of-fold AUC 0.96 on its training prompts). `None` when the vector is not a unit
+/// vector of the gate's dimension.
+pub fn need_logit(prompt: &[f32]) -> Option<f64> {
+    if prompt.len() != NEED_GATE_DIMENSIONS || !is_unit(prompt) {
+        return None;
+    }
+    let (dot, _) = sums(prompt, &SHIPPED_NEED_GATE[1..]);
+    let z = f64::from(SHIPPED_NEED_GATE[0]) + f64::from(dot);
+    z.is_finite().then_some(z)
+}
+
+/// The need gate's probability that the prompt needs something outside the code, in [0, 1]
+/// ([`need_logit`]); `None` as there.
+pub fn need_probability(prompt: &[f32]) -> Option<f64> {
+    need_logit(prompt).map(|z| 1.0 / (1.0 + (-z).exp()))
+}
+
+/// How the evidence of a candidate, read in the context of its prompt, becomes a score in
+/// [0, 1]: the recall-first decision policy. Two questions, each answered by the evidence that
+/// answers it:
+///
+/// - *Does the prompt need anything outside the code?* The need gate ([`need_logit`]), weighted
+///   by [`FusedCalibration::need`]; every candidate of the prompt shares it, so a prompt about
+///   the code exposes nothing however well some description matches its words.
+/// - *Which candidates?* The candidate's fused evidence ([`LEXICAL_SHARE`] of its lexical score
+///   plus the rest of its cosine): its cosine stands on its own (a paraphrase sharing no word
+///   with the prompt can cross the threshold) and its lexical score adds (a lexical zero adds
+///   nothing and vetoes nothing); the prompt's best cosine and best fused evidence set the bar.
+///   Candidates whose logit is within [`FusedCalibration::tie`] of the best take the best's
+///   score (less a sliver that keeps their order): siblings of one group, or near-synonymous
+///   tools, that fit about equally well share the choice, within the cap, instead of each
+///   scoring under the threshold because they tie.
+///
+/// A candidate's own evidence enters only through its fused evidence, so the ranking is the
+/// fused ranking, and the policy decides only how far down it the threshold reaches.
+/// Fitted by `crates/picker/data/decision_policy.py` on the tune halves for the selection at the
+/// defaults (needs met under exposure budgets per prompt kind); `BENCHMARKS.md`, "A
+/// recall-first decision policy", has the sweep and the figures.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FusedCalibration {
     /// Added to the weighted evidence.
     pub bias: f64,
-    /// Weight of the lexical scorer's calibrated score, read as its logit (clamped to
-    /// [1e-4, 1 - 1e-4] first), so weight 1 and nothing else is the lexical scorer's decision.
-    pub lexical: f64,
-    /// Weight of the cosine.
-    pub cosine: f64,
+    /// Weight of the need gate's logit.
+    pub need: f64,
+    /// Weight of the candidate's fused evidence (never negative: evidence adds).
+    pub fused: f64,
     /// Weight of the prompt's best cosine.
     pub best_cosine: f64,
-    /// Weight of how far the candidate's cosine is below the best.
-    pub cosine_gap: f64,
-    /// Weight of the fused score relative to the best fused score.
-    pub relative: f64,
-    /// Weight of the gap between the best two fused scores.
-    pub gap: f64,
-    /// Weight of the logarithm of the fused rank.
-    pub log_rank: f64,
+    /// Weight of the prompt's best fused evidence.
+    pub best_fused: f64,
     /// Weight of "the prompt names a file".
     pub local_file: f64,
     /// Weight of the logarithm of the number of candidates.
     pub log_candidates: f64,
+    /// How far below the best logit a candidate still shares the best's score.
+    pub tie: f64,
 }
 
 impl FusedCalibration {
     /// The number of weights [`FusedCalibration::from_weights`] takes.
-    pub const WEIGHTS: usize = 10;
+    pub const WEIGHTS: usize = 8;
 
     /// A calibration from its weights in field order (bias first).
     pub fn from_weights(w: [f64; Self::WEIGHTS]) -> FusedCalibration {
         FusedCalibration {
             bias: w[0],
-            lexical: w[1],
-            cosine: w[2],
+            need: w[1],
+            fused: w[2],
             best_cosine: w[3],
-            cosine_gap: w[4],
-            relative: w[5],
-            gap: w[6],
-            log_rank: w[7],
-            local_file: w[8],
-            log_candidates: w[9],
+            best_fused: w[4],
+            local_file: w[5],
+            log_candidates: w[6],
+            tie: w[7],
         }
     }
 }
@@ -210,139 +253,254 @@ impl Default for FusedCalibration {
     }
 }
 
-/// The shipped fused calibration's weights, in [`FusedCalibration::from_weights`] order.
-const SHIPPED_FUSED_CALIBRATION: [f64; FusedCalibration::WEIGHTS] = [
-    -0.089, 0.745, 0.591, 0.215, -1.798, 0.039, 0.170, 0.832, -0.312, 0.000,
-];
+/// The shipped calibration's weights, in [`FusedCalibration::from_weights`] order.
+const SHIPPED_FUSED_CALIBRATION: [f64; FusedCalibration::WEIGHTS] =
+    [4.708, 0.792, 15.459, -1.348, -8.546, -1.480, -1.333, 0.522];
 
-/// The candidates in fused order: best first, ties in candidate order.
-pub fn fused_order(lexical: &[f64], cosines: &[f64]) -> Vec<usize> {
-    let fused: Vec<f64> = lexical
-        .iter()
-        .zip(cosines)
-        .map(|(l, c)| LEXICAL_SHARE * l + (1.0 - LEXICAL_SHARE) * c)
-        .collect();
-    let mut order: Vec<usize> = (0..fused.len()).collect();
-    order.sort_unstable_by(|&a, &b| fused[b].total_cmp(&fused[a]).then(a.cmp(&b)));
-    order
-}
+/// How much lower than the best a tied candidate scores per unit of logit it is below the best:
+/// far less than anything shown or recorded (three decimals), enough to keep the order.
+const TIE_SLIVER: f64 = 1e-6;
 
-/// Every candidate's fused score in [0, 1], in candidate order, from the lexical scorer's scores
-/// and the cosine of each candidate's vector with the prompt's (both in candidate order) and
-/// whether the prompt names a file. Scores never rise down the fused ranking. Pure: the same
-/// inputs always give the same scores.
+/// Every candidate's score in [0, 1], in candidate order, from the lexical scorer's scores, the
+/// cosine of each candidate's vector with the prompt's (both in candidate order), the need
+/// gate's logit (`None`: no gate, its logit taken as 0) and whether the prompt names a file
+/// ([`FusedCalibration`] has the policy). Never NaN; pure: the same inputs always give the same
+/// scores.
 pub fn fused_scores(
     lexical: &[f64],
     cosines: &[f64],
+    need: Option<f64>,
     local_file: bool,
     calibration: &FusedCalibration,
 ) -> Vec<f64> {
     let n = lexical.len().min(cosines.len());
-    let (lexical, cosines) = (&lexical[..n], &cosines[..n]);
-    let mut scores = vec![0.0; n];
     if n == 0 {
-        return scores;
+        return Vec::new();
     }
-    let order = fused_order(lexical, cosines);
-    let fused = |i: usize| LEXICAL_SHARE * lexical[i] + (1.0 - LEXICAL_SHARE) * cosines[i];
-    let best = fused(order[0]);
-    let second = order.get(1).map_or(0.0, |&i| fused(i));
-    let best_cosine = cosines.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
+    let fused: Vec<f64> = lexical[..n]
+        .iter()
+        .zip(&cosines[..n])
+        .map(|(&l, &c)| {
+            LEXICAL_SHARE * finite(l).clamp(0.0, 1.0)
+                + (1.0 - LEXICAL_SHARE) * finite(c).clamp(-1.0, 1.0)
+        })
+        .collect();
+    let best_fused = fused.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let best_cosine = cosines[..n]
+        .iter()
+        .map(|&c| finite(c).clamp(-1.0, 1.0))
+        .fold(f64::NEG_INFINITY, f64::max);
     let c = calibration;
-    let prompt_part = c.bias
-        + c.best_cosine * best_cosine
-        + c.gap * (best - second)
-        + c.local_file * f64::from(u8::from(local_file))
-        + c.log_candidates * (n as f64).ln();
-    let mut ceiling = 1.0f64;
-    for (rank, &i) in order.iter().enumerate() {
-        let relative = if best > 0.0 { fused(i) / best } else { 0.0 };
-        let z = prompt_part
-            + c.lexical * logit(lexical[i])
-            + c.cosine * cosines[i]
-            + c.cosine_gap * (best_cosine - cosines[i])
-            + c.relative * relative
-            + c.log_rank * ((rank + 1) as f64).ln();
-        let score = 1.0 / (1.0 + (-z).exp());
-        ceiling = score.min(ceiling - crate::embedded::ORDER_STEP).max(0.0);
-        scores[i] = ceiling;
-    }
-    scores
+    let prompt_part = finite(
+        c.bias
+            + c.need * finite(need.unwrap_or(0.0))
+            + c.best_cosine * best_cosine
+            + c.best_fused * best_fused
+            + c.local_file * f64::from(u8::from(local_file))
+            + c.log_candidates * (n as f64).ln(),
+    );
+    let z: Vec<f64> = fused
+        .iter()
+        .map(|f| finite(prompt_part + c.fused * f))
+        .collect();
+    let top = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let sigmoid = |z: f64| 1.0 / (1.0 + (-z).exp());
+    let tie = finite(c.tie).max(0.0);
+    z.iter()
+        .map(|&zi| {
+            // Below the best by its own distance: the tied keep their order, and no candidate
+            // past the tie scores above a tied one (even where the sigmoid saturates).
+            let below_best = sigmoid(top) - TIE_SLIVER * (top - zi);
+            let s = if top - zi <= tie {
+                below_best
+            } else {
+                sigmoid(zi).min(below_best)
+            };
+            s.clamp(0.0, 1.0)
+        })
+        .collect()
 }
 
-/// The shipped fused scores from vectors: each candidate's cosine with the prompt's vectors (the
-/// best over the texts [`embedded::prompt_texts`](crate::embedded::prompt_texts) gives), fused
-/// with its lexical score ([`fused_scores`] with the shipped calibration). The one place every
-/// host (the program, the Session's semantic jobs) turns vectors into scores.
+/// The shipped scores from vectors: each candidate's cosine with the prompt's vectors (the best
+/// over the texts [`embedded::prompt_texts`](crate::embedded::prompt_texts) gives), the need
+/// gate on the prompt's first vector (the whole prompt), and the candidate's lexical score, in
+/// the shipped policy ([`fused_scores`], [`FusedCalibration`]). The one place every host (the
+/// program, the Session's semantic jobs, the addon) turns vectors into scores.
 pub fn scores_from_vectors(
     lexical: &[f64],
     prompts: &[Vec<f32>],
     candidates: &[Vec<f32>],
     local_file: bool,
 ) -> Vec<f64> {
+    let need = prompts.first().and_then(|p| need_logit(p));
     fused_scores(
         lexical,
         &cosines(prompts, candidates),
+        need,
         local_file,
         &FusedCalibration::default(),
     )
-}
-
-/// The logit of a score, clamped so 0 and 1 stay finite.
-fn logit(p: f64) -> f64 {
-    let p = p.clamp(1e-4, 1.0 - 1e-4);
-    (p / (1.0 - p)).ln()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn lexical_only() -> FusedCalibration {
+    /// A calibration that takes the fused evidence alone.
+    fn plain(fused: f64) -> FusedCalibration {
         let mut w = [0.0; FusedCalibration::WEIGHTS];
-        w[1] = 1.0;
+        w[2] = fused;
         FusedCalibration::from_weights(w)
     }
 
-    #[test]
-    fn weight_one_on_the_lexical_logit_alone_is_the_lexical_decision() {
-        // The fused order (0, 2, 1, 3) agrees with the lexical one: the lexical scores come back.
-        let lexical = [0.9, 0.2, 0.7, 0.0];
-        let cosines = [0.5, 0.2, 0.3, 0.1];
-        let fused = fused_scores(&lexical, &cosines, false, &lexical_only());
-        for (f, l) in fused.iter().zip(lexical) {
-            assert!((f - l.max(1e-4)).abs() < 1e-6, "{fused:?}");
-        }
-        // Where a candidate the prompt's meaning ranks first has no lexical evidence, it caps
-        // the ones below it: scores never rise down the fused ranking.
-        let fused = fused_scores(&lexical, &[0.1, 0.2, 0.3, 0.9], false, &lexical_only());
-        assert!(fused.iter().all(|&s| s <= 1e-4 + 1e-9), "{fused:?}");
+    const THRESHOLD: f64 = 0.625;
+
+    /// `v`'s part orthogonal to `u` (a unit vector), as a unit vector.
+    fn orthogonal(u: &[f32], v: &[f32]) -> Vec<f32> {
+        let d: f32 = u.iter().zip(v).map(|(a, b)| a * b).sum();
+        normalised(v.iter().zip(u).map(|(b, a)| b - d * a).collect())
+    }
+
+    /// `cos · u + sin · w` for unit vectors `u` ⟂ `w`: a unit vector with cosine `cos` to `u`.
+    fn at(u: &[f32], w: &[f32], cos: f32) -> Vec<f32> {
+        let sin = (1.0 - cos * cos).sqrt();
+        normalised(u.iter().zip(w).map(|(a, b)| cos * a + sin * b).collect())
+    }
+
+    /// A prompt the need gate says needs something outside the code (its weights' direction),
+    /// and a unit vector orthogonal to it.
+    fn external_prompt() -> (Vec<f32>, Vec<f32>) {
+        let prompt = normalised(SHIPPED_NEED_GATE[1..].to_vec());
+        let other = orthogonal(
+            &prompt,
+            &(0..384)
+                .map(|d| ((d * 7) % 13) as f32 - 6.0)
+                .collect::<Vec<_>>(),
+        );
+        (prompt, other)
     }
 
     #[test]
-    fn fused_scores_never_rise_down_the_fused_ranking_and_are_deterministic() {
+    fn the_need_gate_loads_and_gives_a_probability() {
+        assert!(
+            SHIPPED_NEED_GATE[1..].iter().any(|&w| w != 0.0),
+            "the weights are there"
+        );
+        let (prompt, other) = external_prompt();
+        let p = need_probability(&prompt).unwrap();
+        assert!((0.0..=1.0).contains(&p) && p > 0.5, "{p}");
+        let away: Vec<f32> = prompt.iter().map(|x| -x).collect();
+        let q = need_probability(&away).unwrap();
+        assert!((0.0..=1.0).contains(&q) && q < 0.5, "{q}");
+        assert!((0.0..=1.0).contains(&need_probability(&other).unwrap()));
+        // Not the gate's dimension, or not a unit vector: no answer.
+        assert_eq!(need_probability(&prompt[..100]), None);
+        assert_eq!(need_probability(&vec![0.0; 384]), None);
+        assert_eq!(need_probability(&vec![f32::NAN; 384]), None);
+    }
+
+    /// A candidate sharing no word with the prompt (lexical score 0) but close to it in meaning
+    /// crosses the threshold; the others, far from it, do not.
+    #[test]
+    fn a_paraphrase_crosses_the_threshold_without_a_shared_word() {
+        let c = FusedCalibration::default();
+        // Fifty candidates sharing no word with the prompt (lexical 0): one close to it in
+        // meaning, the rest far from it.
+        let mut cosines = vec![0.0; 50];
+        cosines[..3].copy_from_slice(&[0.62, 0.15, 0.05]);
+        let lexical = vec![0.0; 50];
+        let scores = fused_scores(&lexical, &cosines, Some(2.0), false, &c);
+        assert!(scores[0] >= THRESHOLD, "{scores:?}");
+        assert!(scores[1..].iter().all(|&s| s < THRESHOLD), "{scores:?}");
+        // A prompt the need gate reads as about the code exposes nothing.
+        let scores = fused_scores(&lexical, &cosines, Some(-3.0), false, &c);
+        assert!(scores.iter().all(|&s| s < THRESHOLD), "{scores:?}");
+        // Through the vectors: the gate's own direction is a prompt needing something outside.
+        let (prompt, other) = external_prompt();
+        let candidates: Vec<Vec<f32>> = [0.62f32, 0.15, 0.05]
+            .iter()
+            .map(|&cos| at(&prompt, &other, cos))
+            .collect();
+        let scores = scores_from_vectors(
+            &[0.0, 0.0, 0.0],
+            std::slice::from_ref(&prompt),
+            &candidates,
+            false,
+        );
+        assert!(scores[0] >= THRESHOLD, "{scores:?}");
+    }
+
+    /// Lexical evidence adds: a lexical zero never vetoes, and more of it never lowers a score.
+    #[test]
+    fn lexical_evidence_adds_and_never_vetoes() {
+        let c = FusedCalibration::default();
+        assert!(c.fused >= 0.0, "{c:?}");
+        let cosines = [0.6, 0.3, 0.2];
+        let need = Some(3.0);
+        let none = fused_scores(&[0.0, 0.0, 0.0], &cosines, need, false, &c);
+        assert!(none[0] >= THRESHOLD, "{none:?}");
+        for l in [0.1, 0.5, 0.9, 1.0] {
+            let some = fused_scores(&[l, 0.0, 0.0], &cosines, need, false, &c);
+            assert!(some[0] >= none[0], "{l}: {some:?} {none:?}");
+        }
+        // With the cosine alone, a lexical score of 0 leaves the cosine's decision as it is.
+        let only = fused_scores(&[0.0, 0.0], &[0.9, 0.1], None, false, &plain(5.0));
+        assert!(only[0] > 0.9 && only[1] < THRESHOLD, "{only:?}");
+    }
+
+    /// Siblings that fit about equally well share the choice: near-tied candidates score alike,
+    /// and both are made available, within the cap.
+    #[test]
+    fn near_tied_siblings_go_together_within_the_cap() {
+        let c = FusedCalibration::default();
+        // Fifty candidates: two near-tied siblings, one far behind, the rest matching nothing.
+        let mut lexical = vec![0.0; 50];
+        lexical[..2].copy_from_slice(&[0.2, 0.2]);
+        let mut cosines = vec![0.0; 50];
+        cosines[..3].copy_from_slice(&[
+            0.55,
+            0.55 - 0.5 * c.tie / (c.fused * (1.0 - LEXICAL_SHARE)),
+            0.1,
+        ]);
+        let scores = fused_scores(&lexical, &cosines, Some(3.0), false, &c);
+        assert!(scores[0] > scores[1], "the order is kept: {scores:?}");
+        assert!(scores[0] - scores[1] < 1e-5, "{scores:?}");
+        let to_option = |s: &[f64]| s.iter().map(|&x| Some(x)).collect::<Vec<_>>();
+        let two = crate::round::select(&to_option(&scores), THRESHOLD, 6);
+        let added = |o: &[crate::round::Outcome]| {
+            o.iter()
+                .filter(|o| matches!(o, crate::round::Outcome::Added { .. }))
+                .count()
+        };
+        assert_eq!(added(&two), 2, "{two:?}");
+        assert_eq!(
+            added(&crate::round::select(&to_option(&scores), THRESHOLD, 1)),
+            1
+        );
+    }
+
+    #[test]
+    fn scores_are_in_the_unit_interval_never_nan_and_deterministic() {
         let lexical: Vec<f64> = (0..50).map(|i| ((i * 37) % 100) as f64 / 100.0).collect();
-        let cosines: Vec<f64> = (0..50)
+        let mut cosines: Vec<f64> = (0..50)
             .map(|i| ((i * 61) % 97) as f64 / 97.0 - 0.3)
             .collect();
         let calibration = FusedCalibration::default();
-        let a = fused_scores(&lexical, &cosines, false, &calibration);
-        let b = fused_scores(&lexical, &cosines, false, &calibration);
-        assert_eq!(a, b);
-        let order = fused_order(&lexical, &cosines);
-        for pair in order.windows(2) {
-            assert!(a[pair[0]] > a[pair[1]] || a[pair[1]] == 0.0, "{pair:?}");
-        }
+        let a = fused_scores(&lexical, &cosines, Some(1.0), false, &calibration);
+        assert_eq!(
+            a,
+            fused_scores(&lexical, &cosines, Some(1.0), false, &calibration)
+        );
         assert!(a.iter().all(|s| (0.0..=1.0).contains(s)));
-        assert!(fused_scores(&[], &[], false, &calibration).is_empty());
-    }
-
-    #[test]
-    fn a_prompt_that_names_a_file_scores_lower() {
-        let calibration = FusedCalibration::default();
-        let plain = fused_scores(&[0.8, 0.1], &[0.5, 0.2], false, &calibration);
-        let file = fused_scores(&[0.8, 0.1], &[0.5, 0.2], true, &calibration);
-        assert!(file[0] < plain[0]);
+        cosines[3] = f64::NAN;
+        let mut lexical = lexical;
+        lexical[4] = f64::NAN;
+        for need in [None, Some(f64::NAN), Some(f64::INFINITY), Some(-40.0)] {
+            let s = fused_scores(&lexical, &cosines, need, true, &calibration);
+            assert!(s.iter().all(|s| (0.0..=1.0).contains(s)), "{s:?}");
+        }
+        assert!(fused_scores(&[], &[], None, false, &calibration).is_empty());
     }
 
     #[test]
@@ -355,17 +513,17 @@ mod tests {
         let candidates = [unit(0), unit(1)];
         let lexical = [0.0, 0.0];
         // The first text matches the first candidate, the second the second: each candidate's
-        // cosine is its best, 1 for both.
+        // cosine is its best, 1 for both. (Vectors of 4 dimensions: no need gate.)
         let both = scores_from_vectors(&lexical, &[unit(0), unit(1)], &candidates, false);
         let calibration = FusedCalibration::default();
         assert_eq!(
             both,
-            fused_scores(&lexical, &[1.0, 1.0], false, &calibration)
+            fused_scores(&lexical, &[1.0, 1.0], None, false, &calibration)
         );
         let one = scores_from_vectors(&lexical, &[unit(1)], &candidates, false);
         assert_eq!(
             one,
-            fused_scores(&lexical, &[0.0, 1.0], false, &calibration)
+            fused_scores(&lexical, &[0.0, 1.0], None, false, &calibration)
         );
         assert!(scores_from_vectors(&lexical, &[], &candidates, false)
             .iter()
@@ -408,7 +566,9 @@ mod tests {
             assert_eq!(cosine(bad, &prompt), 0.0);
         }
         // Scored among honest candidates, the damaged one is scored as if it matched nothing.
-        let lexical = [0.01, 0.5, 0.3];
+        // Fifty candidates, as an inventory has (the policy reads how many there are).
+        let mut lexical = vec![0.0; 50];
+        lexical[..3].copy_from_slice(&[0.01, 0.5, 0.3]);
         let others = [
             normalised((0..384).map(|d| (d % 7) as f32).collect()),
             normalised((0..384).map(|d| (d % 5) as f32 - 2.0).collect()),
@@ -417,7 +577,10 @@ mod tests {
             scores_from_vectors(
                 &lexical,
                 std::slice::from_ref(&prompt),
-                &[first.clone(), others[0].clone(), others[1].clone()],
+                &[first.clone(), others[0].clone(), others[1].clone()]
+                    .into_iter()
+                    .chain(std::iter::repeat_n(others[1].clone(), 47))
+                    .collect::<Vec<_>>(),
                 false,
             )
         };
