@@ -450,6 +450,8 @@ pub fn evaluate(
     let mut scored: Vec<Scored> = Vec::with_capacity(total);
     let mut relevant = vec![false; cands.len()];
     let mut prompt_vectors: HashMap<String, Option<Vec<Vec<f32>>>> = HashMap::new();
+    // The need gate's probability per prompt: topical, coding-only, near-miss, other irrelevance.
+    let mut gate: [Vec<f64>; 4] = Default::default();
     for (done, q) in queries.iter().chain(&irrelevance).enumerate() {
         let labelled = done < queries.len();
         let start = Instant::now();
@@ -461,6 +463,17 @@ pub fn evaluate(
             &q.prompt,
             prompts.as_deref(),
         );
+        if let Some(p) = prompts.as_ref().and_then(|p| p.first()) {
+            if let Some(need) = pcd_picker::semantic::need_probability(p) {
+                let kind = match (labelled, q.kind) {
+                    (true, _) => 0,
+                    (false, Some(PromptKind::Coding)) => 1,
+                    (false, Some(PromptKind::NearMiss)) => 2,
+                    (false, None) => 3,
+                };
+                gate[kind].push(need);
+            }
+        }
         if semantic.is_some() {
             prompt_vectors.insert(q.prompt.clone(), prompts);
         }
@@ -594,6 +607,9 @@ pub fn evaluate(
         out.insert("everyday".into(), Value::Object(everyday));
     }
     out.insert("calibration".into(), reliability.json());
+    if let Some(g) = need_gate_json(&gate) {
+        out.insert("need_gate".into(), g);
+    }
     let coding = crate::sessions::coding_prompts(&irrelevance);
     let plan = crate::sessions::draw_sessions(
         &queries,
@@ -740,4 +756,44 @@ pub(crate) fn everyday_json(s: &Selection) -> Map<String, Value> {
 
 pub(crate) fn round_ms(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
+}
+
+/// The need gate's accuracy ("does this prompt need anything outside the code?"): the AUC of its
+/// probability between topical prompts and the irrelevance prompts of a kind (coding-only when the
+/// set says kinds, else every irrelevance prompt), and the share of each kind it passes (0.5 or
+/// more). `None` without the model or without both kinds.
+pub(crate) fn need_gate_json(gate: &[Vec<f64>; 4]) -> Option<Value> {
+    let [topical, coding, near_miss, other] = gate;
+    let negatives = if coding.is_empty() { other } else { coding };
+    if topical.is_empty() || negatives.is_empty() {
+        return None;
+    }
+    let passed = |v: &[f64]| {
+        (!v.is_empty())
+            .then(|| round(v.iter().filter(|&&p| p >= 0.5).count() as f64 / v.len() as f64))
+    };
+    Some(json!({
+        "auc": round(auc(topical, negatives)),
+        "passed_topical": passed(topical),
+        "passed_coding": passed(coding),
+        "passed_near_miss": passed(near_miss),
+        "passed_other_irrelevance": passed(other),
+    }))
+}
+
+/// The probability that a random positive scores above a random negative (ties count half).
+pub(crate) fn auc(positives: &[f64], negatives: &[f64]) -> f64 {
+    let mut wins = 0.0;
+    for &p in positives {
+        for &n in negatives {
+            wins += if p > n {
+                1.0
+            } else if p == n {
+                0.5
+            } else {
+                0.0
+            };
+        }
+    }
+    wins / (positives.len() * negatives.len()).max(1) as f64
 }

@@ -55,6 +55,13 @@ pub fn report(set_dir: &Path, value: &Value) -> String {
         irrelevance_exposed: value
             .get("irrelevance_exposed_per_prompt")
             .and_then(Value::as_f64),
+        need_gate: value.get("need_gate").map(|x| pcd_ui_text::EvalNeedGate {
+            auc: g(x, "auc"),
+            passed_topical: x.get("passed_topical").and_then(Value::as_f64),
+            passed_coding: x.get("passed_coding").and_then(Value::as_f64),
+            passed_near_miss: x.get("passed_near_miss").and_then(Value::as_f64),
+            passed_other: x.get("passed_other_irrelevance").and_then(Value::as_f64),
+        }),
         sessions: value.get("sessions").map(|x| pcd_ui_text::EvalSessions {
             sessions: n(x, "sessions"),
             length: n(x, "length"),

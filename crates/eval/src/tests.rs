@@ -884,3 +884,17 @@ fn sessions_are_drawn_the_same_way_and_availability_adds_up() {
     assert_eq!(unscored.needs_met_share(), 1.0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_need_gates_auc_and_shares_follow_their_definitions() {
+    assert_eq!(auc(&[0.9, 0.8], &[0.1, 0.85]), 0.75);
+    assert_eq!(auc(&[0.5], &[0.5]), 0.5);
+    let gate = [vec![0.9, 0.4], vec![0.1, 0.6], vec![], vec![0.7]];
+    let v = need_gate_json(&gate).unwrap();
+    assert_eq!(v["auc"], 0.75);
+    assert_eq!(v["passed_topical"], 0.5);
+    assert_eq!(v["passed_coding"], 0.5);
+    assert!(v["passed_near_miss"].is_null());
+    assert_eq!(v["passed_other_irrelevance"], 1.0);
+    assert!(need_gate_json(&[vec![], vec![0.1], vec![], vec![]]).is_none());
+}

@@ -72,6 +72,8 @@ pub struct EvalReport {
     pub irrelevance_exposed: Option<f64>,
     /// What sessions of prompts leave withheld, when the set has coding-only prompts to draw.
     pub sessions: Option<EvalSessions>,
+    /// The need gate's accuracy, with the model.
+    pub need_gate: Option<EvalNeedGate>,
     /// How well the embedded scorer's scores match how often a candidate is relevant.
     pub calibration: EvalCalibration,
     /// The figures of a set whose lines carry needs, topics and kinds (all `None` otherwise).
@@ -136,6 +138,22 @@ pub struct EvalEveryday {
     pub coding_exposed: Option<f64>,
     /// Candidates exposed per near-miss prompt, on average.
     pub near_miss_exposed: Option<f64>,
+}
+
+/// How well the need gate ("does this prompt need anything outside the code?") tells the kinds
+/// of prompt apart.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EvalNeedGate {
+    /// The AUC between topical prompts and coding-only ones (or every irrelevance prompt).
+    pub auc: f64,
+    /// The share of topical prompts it passes.
+    pub passed_topical: Option<f64>,
+    /// The share of coding-only prompts it passes.
+    pub passed_coding: Option<f64>,
+    /// The share of near-miss prompts it passes.
+    pub passed_near_miss: Option<f64>,
+    /// The share of other irrelevance prompts it passes.
+    pub passed_other: Option<f64>,
 }
 
 /// What sessions of prompts cost: each a fixed-seed draw of mostly coding-only prompts and a
@@ -241,6 +259,25 @@ pub fn eval_report(r: &EvalReport) -> String {
         let _ = writeln!(s, "irrelevance prompts: {exposed:.2} exposed per prompt");
     }
     everyday(&mut s, &r.everyday, &r.mode);
+    if let Some(g) = &r.need_gate {
+        let mut passed = Vec::new();
+        for (kind, share) in [
+            ("topical", g.passed_topical),
+            ("coding-only", g.passed_coding),
+            ("near-miss", g.passed_near_miss),
+            ("other irrelevance", g.passed_other),
+        ] {
+            if let Some(share) = share {
+                passed.push(format!("{kind} {:.1}%", 100.0 * share));
+            }
+        }
+        let _ = writeln!(
+            s,
+            "need gate (does the prompt need anything outside the code?): AUC {:.3}; passed: {}",
+            g.auc,
+            passed.join(", ")
+        );
+    }
     if let Some(x) = &r.sessions {
         let what = if r.mode == "mcp" { "groups" } else { "tools" };
         let _ = writeln!(
@@ -586,6 +623,7 @@ mod tests {
             irrelevance: Some((0.25, 40)),
             irrelevance_exposed: None,
             sessions: None,
+            need_gate: None,
             calibration: EvalCalibration {
                 pairs: 246_800,
                 brier: 0.00123,
@@ -685,6 +723,13 @@ mod tests {
             selection: EvalSelection::default(),
             irrelevance: Some((0.5, 52)),
             irrelevance_exposed: Some(0.375),
+            need_gate: Some(EvalNeedGate {
+                auc: 0.9375,
+                passed_topical: Some(0.875),
+                passed_coding: Some(0.125),
+                passed_near_miss: None,
+                passed_other: None,
+            }),
             sessions: Some(EvalSessions {
                 sessions: 40,
                 length: 20,
@@ -711,6 +756,8 @@ mod tests {
         let text = eval_report(&report);
         for line in [
             "irrelevance prompts: 0.38 exposed per prompt",
+            "need gate (does the prompt need anything outside the code?): AUC 0.938; passed: \
+             topical 87.5%, coding-only 12.5%",
             "sessions (40 of 20 prompts, mostly coding-only): at the end 61.3% of definition text \
              and 75.0% of groups still withheld (medians), 7.2 groups made available per \
              session; topical prompts whose every need was available after their round: 80.0% \

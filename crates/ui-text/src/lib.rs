@@ -86,8 +86,9 @@ pub use commands::{
 pub use display::display_safe;
 pub use editor::{AllowlistEditor, CursorTarget, EditorKind, EditorOutcome, Key};
 pub use eval::{
-    eval_progress, eval_report, eval_sweep_svg, EvalBin, EvalCalibration, EvalEveryday, EvalReport,
-    EvalScores, EvalSelection, EvalSessions, EvalShare, EvalSweepRow, EVAL_PROGRESS_WIDTH,
+    eval_progress, eval_report, eval_sweep_svg, EvalBin, EvalCalibration, EvalEveryday,
+    EvalNeedGate, EvalReport, EvalScores, EvalSelection, EvalSessions, EvalShare, EvalSweepRow,
+    EVAL_PROGRESS_WIDTH,
 };
 pub use groups::{groups_table, GroupsRow};
 pub use keys::decode_keys;
