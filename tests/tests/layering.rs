@@ -32,25 +32,31 @@ fn the_binding_names_no_workspace_crate_but_the_facade() {
     assert!(lower.is_empty(), "the binding names {lower:?}");
 }
 
-/// Whether `package`'s own build (as `cargo build -p PACKAGE` resolves it) includes `dependency`.
-fn builds_with(package: &str, dependency: &str) -> bool {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = std::process::Command::new(cargo)
-        .args([
-            "tree",
-            "--offline",
-            "-e",
-            "normal",
-            "-p",
-            package,
-            "-i",
-            dependency,
-        ])
+/// Runs cargo in the repository with `args` (offline: everything is in the lock file).
+fn cargo(args: &[&str]) -> std::process::Output {
+    let program = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    std::process::Command::new(program)
+        .args(args)
         .current_dir(repo())
         .output()
-        .expect("cargo runs");
+        .expect("cargo runs")
+}
+
+/// Whether `package`'s own build (as `cargo build -p PACKAGE` resolves it) includes `dependency`.
+fn builds_with(package: &str, dependency: &str) -> bool {
     // `cargo tree -i` fails when nothing in the tree depends on the package.
-    out.status.success()
+    cargo(&[
+        "tree",
+        "--offline",
+        "-e",
+        "normal",
+        "-p",
+        package,
+        "-i",
+        dependency,
+    ])
+    .status
+    .success()
 }
 
 #[test]
