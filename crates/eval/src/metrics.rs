@@ -279,6 +279,10 @@ impl Selection {
         (self.irrelevant > 0).then(|| self.irrelevant_exposed as f64 / self.irrelevant as f64)
     }
 
+    pub(crate) fn coding_exposed_per_prompt(&self) -> Option<f64> {
+        (self.coding > 0).then(|| self.coding_exposed as f64 / self.coding as f64)
+    }
+
     pub(crate) fn nothing_exposed_share(&self) -> Option<f64> {
         (self.irrelevant > 0).then(|| self.irrelevant_nothing as f64 / self.irrelevant as f64)
     }
@@ -660,8 +664,8 @@ pub fn evaluate(
                 if let Some(share) = s.nothing_exposed_share() {
                     row["nothing_exposed_share"] = round(share);
                 }
-                if let Some(exposed) = everyday_json(&s).get("coding_exposed_per_prompt") {
-                    row["coding_exposed_per_prompt"] = exposed.clone();
+                if let Some(exposed) = s.coding_exposed_per_prompt() {
+                    row["coding_exposed_per_prompt"] = round(exposed);
                 }
                 if !plan.is_empty() {
                     let f = sessions_at(t);
@@ -739,11 +743,8 @@ pub(crate) fn everyday_json(s: &Selection) -> Map<String, Value> {
         s.paraphrase_met,
         s.paraphrase_prompts,
     );
-    if s.coding > 0 {
-        out.insert(
-            "coding_exposed_per_prompt".into(),
-            round(s.coding_exposed as f64 / s.coding as f64),
-        );
+    if let Some(exposed) = s.coding_exposed_per_prompt() {
+        out.insert("coding_exposed_per_prompt".into(), round(exposed));
     }
     if s.near_miss > 0 {
         out.insert(

@@ -11,9 +11,10 @@
 //! whether each topical prompt's needs were available once its round was done.
 
 use crate::set::{PromptKind, Query};
-use context_decisions::semantic::{ScorerUsed, Semantic};
+use context_decisions::semantic::Semantic;
 use pcd_ledger::{Basis, Boundary, BranchState, Round};
 use pcd_model::{Allowlists, Classifier, DecisionSettings, GroupKey, Mode, ToolInfo};
+use pcd_picker::candidates::Candidate;
 use pcd_picker::candidates::{candidates, Available, CandidateKey};
 use pcd_picker::embedded::{self, Calibration, FieldWeights};
 use pcd_picker::round::{select, Outcome};
@@ -214,6 +215,16 @@ pub fn run_sessions(
         &Available::default(),
     );
     let total_chars: usize = all.candidates.iter().map(|c| c.definition_chars).sum();
+    // Each tool's candidate (itself, or its group): a need is met when that candidate is open.
+    let owner: HashMap<&str, &Candidate> = all
+        .candidates
+        .iter()
+        .flat_map(|c| {
+            c.members
+                .iter()
+                .map(move |&t| (inputs.tools[t].name.as_str(), c))
+        })
+        .collect();
     let mut figures = SessionFigures {
         sessions: plan.len(),
         ..SessionFigures::default()
@@ -255,13 +266,12 @@ pub fn run_sessions(
                     .prompt_vectors
                     .get(&query.prompt)
                     .and_then(Option::as_deref);
-                let (scores, used) = context_decisions::semantic::scores_with_prompt(
+                let (scores, _) = context_decisions::semantic::scores_with_prompt(
                     &index,
                     semantic,
                     &query.prompt,
                     prompts,
                 );
-                debug_assert!(semantic.is_none() || used == ScorerUsed::Fused);
                 let scores: Vec<Option<f64>> = scores.into_iter().map(Some).collect();
                 select(&scores, threshold, cap)
                     .iter()
@@ -283,13 +293,8 @@ pub fn run_sessions(
                 figures.topical += 1;
                 let now = available(&state);
                 let met = query.needs.iter().all(|need| {
-                    need.iter().any(|name| {
-                        inputs
-                            .tools
-                            .iter()
-                            .find(|t| &t.name == name)
-                            .is_some_and(|t| now.has_tool(name, group_of(t, inputs.mode).as_ref()))
-                    })
+                    need.iter()
+                        .any(|name| owner.get(name.as_str()).is_some_and(|c| is_open(c, &now)))
                 });
                 figures.topical_met += usize::from(met);
             }
@@ -298,11 +303,7 @@ pub fn run_sessions(
         let mut withheld_chars = 0usize;
         let mut withheld = 0usize;
         for c in &all.candidates {
-            let open = match &c.key {
-                CandidateKey::Tool(name) => now.tools.contains(name),
-                CandidateKey::Group(key) => now.groups.contains(key),
-            };
-            if !open {
+            if !is_open(c, &now) {
                 withheld_chars += c.definition_chars;
                 withheld += 1;
             }
@@ -318,12 +319,12 @@ pub fn run_sessions(
     figures
 }
 
-/// A tool's group in `mode`, as the candidates form it (MCP namespace, else its extension).
-fn group_of(tool: &ToolInfo, mode: Mode) -> Option<GroupKey> {
-    if mode != Mode::Mcp {
-        return None;
+/// Whether a candidate of the full set is available on the branch.
+fn is_open(candidate: &Candidate, now: &Available) -> bool {
+    match &candidate.key {
+        CandidateKey::Tool(name) => now.tools.contains(name),
+        CandidateKey::Group(key) => now.groups.contains(key),
     }
-    Classifier::default().classify(tool).group.map(|g| g.key)
 }
 
 /// The coding-only prompts among `irrelevance`.
