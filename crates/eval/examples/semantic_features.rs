@@ -1,6 +1,6 @@
 //! Dumps, for every prompt of an evaluation set, the lexical scorer's score and evidence and the
 //! semantic cosine of every candidate, one JSON line per prompt, for fitting the fused
-//! calibration (`crates/picker/data/semantic_calibration.py`).
+//! calibration (`crates/picker/data/decision_policy.py`).
 //!
 //! Each line also carries the prompt's own vector (`prompt_vector`), for fitting the need gate
 //! and the decision policy (`crates/picker/data/decision_policy.py`).
