@@ -320,6 +320,7 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
                     &index,
                     Some(model).zip(vectors.as_deref()),
                     &prompt,
+                    mode,
                 );
                 model.save();
                 out
@@ -556,9 +557,12 @@ mod tests {
         path
     }
 
-    /// An agent directory and a project folder of their own, with no settings file.
+    /// An agent directory and a project folder of their own, with no settings file: one per
+    /// call (tests run in parallel, and two of them may share a mode and a prompt length).
     fn folders(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
-        let root = std::env::temp_dir().join(format!("pcd-pick-{name}-{}", std::process::id()));
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let root = std::env::temp_dir().join(format!("pcd-pick-{name}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let (agent, cwd) = (root.join("agent"), root.join("project"));
         std::fs::create_dir_all(&agent).unwrap();

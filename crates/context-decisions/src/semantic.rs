@@ -3,6 +3,7 @@
 //! cosines with the lexical scores. Without the weights (or without the `semantic` feature) every
 //! host scores lexically and says why, once.
 
+use pcd_model::Mode;
 use pcd_picker::embedded::{self, EmbeddedIndex};
 use pcd_picker::semantic;
 use std::path::{Path, PathBuf};
@@ -260,15 +261,17 @@ impl semantic::TextEmbedder for Semantic {
     }
 }
 
-/// Scores `prompt` against the candidates: fused when `semantic` and every vector are there,
-/// lexical otherwise, with which scorer decided.
+/// Scores `prompt` against the candidates of `mode` (their vectors are
+/// [`semantic::candidate_vectors`]'): fused when `semantic` and every vector are there, lexical
+/// otherwise, with which scorer decided.
 pub fn scores(
     index: &EmbeddedIndex,
     semantic: Option<(&Semantic, &[Vec<f32>])>,
     prompt: &str,
+    mode: Mode,
 ) -> (Vec<f64>, ScorerUsed) {
     let prompts = semantic.and_then(|(model, _)| prompt_vectors(model, prompt));
-    scores_with_prompt(index, semantic, prompt, prompts.as_deref())
+    scores_with_prompt(index, semantic, prompt, prompts.as_deref(), mode)
 }
 
 /// The vectors of what the embedded scorer reads of `prompt` ([`embedded::prompt_texts`]), or
@@ -285,6 +288,7 @@ pub fn scores_with_prompt(
     semantic: Option<(&Semantic, &[Vec<f32>])>,
     prompt: &str,
     prompts: Option<&[Vec<f32>]>,
+    mode: Mode,
 ) -> (Vec<f64>, ScorerUsed) {
     let lexical = index.scores(prompt);
     let Some((_, vectors)) = semantic else {
@@ -297,7 +301,13 @@ pub fn scores_with_prompt(
         );
     };
     (
-        semantic::scores_from_vectors(&lexical, prompts, vectors, embedded::names_a_file(prompt)),
+        semantic::scores_from_vectors(
+            &lexical,
+            prompts,
+            vectors,
+            embedded::names_a_file(prompt),
+            mode,
+        ),
         ScorerUsed::Fused,
     )
 }

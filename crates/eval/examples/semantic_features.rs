@@ -5,6 +5,9 @@
 //! Each line also carries the prompt's own vector (`prompt_vector`), for fitting the need gate
 //! and the decision policy (`crates/picker/data/decision_policy.py`).
 //!
+//! Each candidate carries its label, and, for a group of two or more tools, the cosine of each
+//! member name's own vector (`member_cosines`: what `semantic::candidate_texts` embeds).
+//!
 //! `cargo run --release -p pcd-eval --example semantic_features -- SET_DIR tools|mcp MODEL_DIR > out.jsonl`
 
 #![allow(clippy::print_stderr)] // a development tool: timings go to stderr
@@ -58,6 +61,21 @@ fn main() {
                 .collect()
         })
         .collect();
+    // Each group member's name as words, embedded on its own (what `mcp` mode's request
+    // carries of a member), for scoring a group by its best member.
+    let member_vectors: Vec<Vec<Vec<f32>>> = cset
+        .candidates
+        .iter()
+        .map(|c| {
+            if c.names.len() < 2 {
+                return Vec::new();
+            }
+            c.names
+                .iter()
+                .map(|n| model.embed(&semantic::name_words(n)).unwrap())
+                .collect()
+        })
+        .collect();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let every = args
         .get(4)
@@ -90,6 +108,8 @@ fn main() {
                 .map(|&i| {
                     json!({
                         "members": names[i],
+                        "label": cset.candidates[i].label,
+                        "member_cosines": member_vectors[i].iter().map(|v| semantic::cosine(&p, v)).collect::<Vec<f64>>(),
                         "lexical": lexical[i],
                         "cosine": cos[i],
                         "raw": ev[i].raw,

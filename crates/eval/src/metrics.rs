@@ -466,6 +466,7 @@ pub fn evaluate(
             semantic,
             &q.prompt,
             prompts.as_deref(),
+            options.mode,
         );
         if let Some(p) = prompts.as_ref().and_then(|p| p.first()) {
             if let Some(need) = pcd_picker::semantic::need_probability(p) {

@@ -271,6 +271,7 @@ pub fn run_sessions(
                     semantic,
                     &query.prompt,
                     prompts,
+                    inputs.mode,
                 );
                 let scores: Vec<Option<f64>> = scores.into_iter().map(Some).collect();
                 select(&scores, threshold, cap)

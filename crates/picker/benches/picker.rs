@@ -190,6 +190,7 @@ fn benches(crit: &mut Criterion) {
                     std::slice::from_ref(black_box(&prompt_vector)),
                     black_box(&vectors),
                     false,
+                    pcd_model::Mode::Tools,
                 );
                 let mut order: Vec<usize> = (0..scores.len()).collect();
                 order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));

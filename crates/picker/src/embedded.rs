@@ -700,6 +700,8 @@ pub fn names_a_file(prompt: &str) -> bool {
         {
             return false;
         }
+        // A location as compilers, test runners and stack traces print it: `lib.rs:14:5`.
+        let word = strip_line_and_column(word);
         let segment = word.rsplit('/').next().unwrap_or(word);
         let Some((stem, ending)) = segment.rsplit_once('.') else {
             return false;
@@ -710,6 +712,24 @@ pub fn names_a_file(prompt: &str) -> bool {
                 .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
             && FILE_ENDINGS.binary_search(&ending).is_ok()
     })
+}
+
+/// `word` without a trailing `:LINE` or `:LINE:COLUMN` (digits only).
+fn strip_line_and_column(word: &str) -> &str {
+    let mut word = word;
+    for _ in 0..2 {
+        match word.rsplit_once(':') {
+            Some((head, tail))
+                if !head.is_empty()
+                    && !tail.is_empty()
+                    && tail.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                word = head;
+            }
+            _ => break,
+        }
+    }
+    word
 }
 
 /// The embedded scorer's index over `candidates` formed from `tools`, with the shipped weights.
@@ -922,6 +942,8 @@ mod tests {
             "our .github/workflows/ci.yml runs the test job twice",
             "see `src/app.tsx`, line 40",
             "fix the typo in README.md.",
+            "why does this test fail? thread 'main' panicked at src/lib.rs:14:5",
+            "TypeError at app/models/user.py:88",
         ] {
             assert!(names_a_file(prompt), "{prompt}");
         }
@@ -931,6 +953,8 @@ mod tests {
             "summarise the release notes",
             "the .rs files",
             "version 1.2.3",
+            "meet at 10:30",
+            "the host is db.internal:5432",
         ] {
             assert!(!names_a_file(prompt), "{prompt}");
         }

@@ -320,15 +320,16 @@ mod tests {
                 &Available::default(),
             );
             for c in &set.candidates {
-                let text = crate::semantic::candidate_text(c);
-                for secret in SECRETS {
-                    assert!(!text.contains(secret), "{mode:?}: {secret} embedded");
-                }
-                if mode == Mode::Mcp {
-                    assert!(
-                        !text.contains("Does thing"),
-                        "member descriptions are never embedded"
-                    );
+                for text in crate::semantic::candidate_texts(c) {
+                    for secret in SECRETS {
+                        assert!(!text.contains(secret), "{mode:?}: {secret} embedded");
+                    }
+                    if mode == Mode::Mcp {
+                        assert!(
+                            !text.contains("Does thing"),
+                            "member descriptions are never embedded"
+                        );
+                    }
                 }
             }
         }
@@ -344,6 +345,14 @@ mod tests {
         assert!(
             text.contains("Server docs") && text.contains("srv tool 11"),
             "{text}"
+        );
+        // Then each member name as words, on its own: a group is also scored by its best member.
+        let texts = crate::semantic::candidate_texts(&set.candidates[0]);
+        assert_eq!(texts[0], text);
+        assert_eq!(texts.len(), 1 + set.candidates[0].names.len(), "{texts:?}");
+        assert!(
+            texts[1..].iter().all(|t| t.starts_with("srv tool ")),
+            "{texts:?}"
         );
     }
 

@@ -6,6 +6,7 @@
 //! or reads a file. The host embeds, caches and hands the vectors in.
 
 use crate::candidates::{Candidate, CandidateKey};
+use pcd_model::Mode;
 
 /// Texts in, unit-length vectors out. Implemented by the host over the real model
 /// (`pcd-embed`), and by tests over anything deterministic.
@@ -61,15 +62,34 @@ pub fn candidate_text(candidate: &Candidate) -> String {
     text
 }
 
-/// The vectors of every candidate's embedded text (only what its decision request carries), or
-/// `None` if any could not be embedded: a round is scored by one scorer.
+/// Every text of a candidate that is embedded: its whole text ([`candidate_text`]), then, for a
+/// group of two or more tools (`mcp` mode), each of its bounded member names as words
+/// ([`name_words`]), so a group is also scored by its best-fitting member and never diluted by
+/// its size. Only what its decision request carries.
+pub fn candidate_texts(candidate: &Candidate) -> Vec<String> {
+    let mut texts = vec![candidate_text(candidate)];
+    if matches!(candidate.key, CandidateKey::Group(_)) && candidate.names.len() > 1 {
+        texts.extend(candidate.names.iter().map(|n| name_words(n)));
+    }
+    texts
+}
+
+/// The vector of every candidate: the vectors of its [`candidate_texts`], one after another in
+/// one `Vec` (a tool's is one vector; a group's, its whole text's then each member name's), or
+/// `None` if any text could not be embedded: a round is scored by one scorer.
 pub fn candidate_vectors(
     embedder: &(impl TextEmbedder + ?Sized),
     candidates: &[Candidate],
 ) -> Option<Vec<Vec<f32>>> {
     candidates
         .iter()
-        .map(|c| embedder.embed(&candidate_text(c)))
+        .map(|c| {
+            let mut joined = Vec::new();
+            for text in candidate_texts(c) {
+                joined.extend(embedder.embed(&text)?);
+            }
+            Some(joined)
+        })
         .collect()
 }
 
@@ -133,9 +153,31 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
     cosine_with_unit(a, b)
 }
 
+/// How much of a group's cosine comes from its best-fitting member name; the rest is its whole
+/// text's. A group's text lists every member, so on its own its cosine falls as the group grows;
+/// the best member's does not.
+pub const MEMBER_SHARE: f64 = 0.5;
+
+/// The cosine of a candidate's vector ([`candidate_vectors`]) with a unit vector: a tool's is
+/// [`cosine`]'s; a group's mixes its whole text's with its best member name's
+/// ([`MEMBER_SHARE`]). 0 when the vector is not whole unit vectors of `unit`'s dimension.
+fn candidate_cosine(unit: &[f32], candidate: &[f32]) -> f64 {
+    let d = unit.len();
+    if d == 0 || candidate.len() % d != 0 {
+        return 0.0;
+    }
+    let mut chunks = candidate.chunks_exact(d).map(|v| cosine_with_unit(unit, v));
+    let whole = chunks.next().unwrap_or(0.0);
+    match chunks.reduce(f64::max) {
+        Some(best_member) => (1.0 - MEMBER_SHARE) * whole + MEMBER_SHARE * best_member,
+        None => whole,
+    }
+}
+
 /// Each candidate's cosine: its best with the prompt's vectors (the texts
-/// [`embedded::prompt_texts`](crate::embedded::prompt_texts) gives), each as [`cosine`] has it;
-/// 0 with no usable prompt vector. The prompt's vectors are checked once, not per candidate.
+/// [`embedded::prompt_texts`](crate::embedded::prompt_texts) gives), a group's mixing its
+/// whole text's with its best member's; each vector as [`cosine`] has it; 0 with no usable
+/// prompt vector. The prompt's vectors are checked once, not per candidate.
 pub fn cosines(prompts: &[Vec<f32>], candidates: &[Vec<f32>]) -> Vec<f64> {
     let prompts: Vec<&Vec<f32>> = prompts.iter().filter(|p| is_unit(p)).collect();
     candidates
@@ -143,7 +185,7 @@ pub fn cosines(prompts: &[Vec<f32>], candidates: &[Vec<f32>]) -> Vec<f64> {
         .map(|v| {
             prompts
                 .iter()
-                .map(|p| cosine_with_unit(p, v))
+                .map(|p| candidate_cosine(p, v))
                 .fold(f64::NEG_INFINITY, f64::max)
         })
         .map(|c| if c.is_finite() { c } else { 0.0 })
@@ -206,8 +248,9 @@ pub fn need_probability(prompt: &[f32]) -> Option<f64> {
 /// A candidate's own evidence enters only through its fused evidence, so the ranking is the
 /// fused ranking, and the policy decides only how far down it the threshold reaches.
 /// Fitted by `crates/picker/data/decision_policy.py` on the tune halves for the selection at the
-/// defaults (needs met under exposure budgets per prompt kind); `BENCHMARKS.md`, "A
-/// recall-first decision policy", has the sweep and the figures.
+/// defaults (needs met under exposure budgets per prompt kind), one set of weights per mode
+/// ([`FusedCalibration::shipped`]); `BENCHMARKS.md`, "A recall-first decision policy", has the
+/// sweep and the figures.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FusedCalibration {
     /// Added to the weighted evidence.
@@ -247,15 +290,33 @@ impl FusedCalibration {
     }
 }
 
-impl Default for FusedCalibration {
-    fn default() -> Self {
-        FusedCalibration::from_weights(SHIPPED_FUSED_CALIBRATION)
+impl FusedCalibration {
+    /// The shipped calibration of `mode`'s candidates: tools and groups are different
+    /// questions (one tool among hundreds, one group among a handful, scored partly by its best
+    /// member), so each has its own weights, fitted on that mode's selection.
+    pub fn shipped(mode: Mode) -> FusedCalibration {
+        FusedCalibration::from_weights(match mode {
+            Mode::Tools => SHIPPED_TOOLS_CALIBRATION,
+            Mode::Mcp => SHIPPED_GROUPS_CALIBRATION,
+        })
     }
 }
 
-/// The shipped calibration's weights, in [`FusedCalibration::from_weights`] order.
-const SHIPPED_FUSED_CALIBRATION: [f64; FusedCalibration::WEIGHTS] =
-    [4.708, 0.792, 15.459, -1.348, -8.546, -1.480, -1.333, 0.522];
+impl Default for FusedCalibration {
+    /// The shipped calibration of `tools` mode.
+    fn default() -> Self {
+        FusedCalibration::shipped(Mode::Tools)
+    }
+}
+
+/// The shipped calibration of tool candidates, in [`FusedCalibration::from_weights`] order.
+const SHIPPED_TOOLS_CALIBRATION: [f64; FusedCalibration::WEIGHTS] =
+    [4.879, 0.350, 16.039, -2.083, -7.558, -0.737, -1.139, 0.288];
+
+/// The shipped calibration of group candidates (`mcp` mode), in
+/// [`FusedCalibration::from_weights`] order.
+const SHIPPED_GROUPS_CALIBRATION: [f64; FusedCalibration::WEIGHTS] =
+    [4.310, 0.790, 14.461, -0.895, -7.640, -0.995, -1.315, 0.250];
 
 /// How much lower than the best a tied candidate scores per unit of logit it is below the best:
 /// far less than anything shown or recorded (three decimals), enough to keep the order.
@@ -325,13 +386,15 @@ pub fn fused_scores(
 /// The shipped scores from vectors: each candidate's cosine with the prompt's vectors (the best
 /// over the texts [`embedded::prompt_texts`](crate::embedded::prompt_texts) gives), the need
 /// gate on the prompt's first vector (the whole prompt), and the candidate's lexical score, in
-/// the shipped policy ([`fused_scores`], [`FusedCalibration`]). The one place every host (the
-/// program, the Session's semantic jobs, the addon) turns vectors into scores.
+/// the shipped policy of `mode`'s candidates ([`fused_scores`], [`FusedCalibration::shipped`]).
+/// `candidates` are [`candidate_vectors`]' (a group's with its member names'). The one place
+/// every host (the program, the Session's semantic jobs, the addon) turns vectors into scores.
 pub fn scores_from_vectors(
     lexical: &[f64],
     prompts: &[Vec<f32>],
     candidates: &[Vec<f32>],
     local_file: bool,
+    mode: Mode,
 ) -> Vec<f64> {
     let need = prompts.first().and_then(|p| need_logit(p));
     fused_scores(
@@ -339,7 +402,7 @@ pub fn scores_from_vectors(
         &cosines(prompts, candidates),
         need,
         local_file,
-        &FusedCalibration::default(),
+        &FusedCalibration::shipped(mode),
     )
 }
 
@@ -413,9 +476,12 @@ mod tests {
         let scores = fused_scores(&lexical, &cosines, Some(2.0), false, &c);
         assert!(scores[0] >= THRESHOLD, "{scores:?}");
         assert!(scores[1..].iter().all(|&s| s < THRESHOLD), "{scores:?}");
-        // A prompt the need gate reads as about the code exposes nothing.
-        let scores = fused_scores(&lexical, &cosines, Some(-3.0), false, &c);
-        assert!(scores.iter().all(|&s| s < THRESHOLD), "{scores:?}");
+        // The need gate is evidence too: a prompt it reads as about the code scores every
+        // candidate lower, and one it reads so confidently exposes nothing.
+        let doubtful = fused_scores(&lexical, &cosines, Some(-3.0), false, &c);
+        assert!(doubtful[0] < scores[0], "{doubtful:?}");
+        let code = fused_scores(&lexical, &cosines, Some(-6.0), false, &c);
+        assert!(code.iter().all(|&s| s < THRESHOLD), "{code:?}");
         // Through the vectors: the gate's own direction is a prompt needing something outside.
         let (prompt, other) = external_prompt();
         let candidates: Vec<Vec<f32>> = [0.62f32, 0.15, 0.05]
@@ -427,6 +493,7 @@ mod tests {
             std::slice::from_ref(&prompt),
             &candidates,
             false,
+            Mode::Tools,
         );
         assert!(scores[0] >= THRESHOLD, "{scores:?}");
     }
@@ -514,20 +581,28 @@ mod tests {
         let lexical = [0.0, 0.0];
         // The first text matches the first candidate, the second the second: each candidate's
         // cosine is its best, 1 for both. (Vectors of 4 dimensions: no need gate.)
-        let both = scores_from_vectors(&lexical, &[unit(0), unit(1)], &candidates, false);
+        let both = scores_from_vectors(
+            &lexical,
+            &[unit(0), unit(1)],
+            &candidates,
+            false,
+            Mode::Tools,
+        );
         let calibration = FusedCalibration::default();
         assert_eq!(
             both,
             fused_scores(&lexical, &[1.0, 1.0], None, false, &calibration)
         );
-        let one = scores_from_vectors(&lexical, &[unit(1)], &candidates, false);
+        let one = scores_from_vectors(&lexical, &[unit(1)], &candidates, false, Mode::Tools);
         assert_eq!(
             one,
             fused_scores(&lexical, &[0.0, 1.0], None, false, &calibration)
         );
-        assert!(scores_from_vectors(&lexical, &[], &candidates, false)
-            .iter()
-            .all(|s| s.is_finite()));
+        assert!(
+            scores_from_vectors(&lexical, &[], &candidates, false, Mode::Tools)
+                .iter()
+                .all(|s| s.is_finite())
+        );
     }
 
     fn normalised(v: Vec<f32>) -> Vec<f32> {
@@ -582,6 +657,7 @@ mod tests {
                     .chain(std::iter::repeat_n(others[1].clone(), 47))
                     .collect::<Vec<_>>(),
                 false,
+                Mode::Tools,
             )
         };
         let zero = normalised(

@@ -16,11 +16,15 @@ pub struct SemanticJob {
     pub id: u64,
     /// What is embedded: first the prompt's texts (what its decision request carries, and each
     /// block of it when it has several: [`pcd_picker::embedded::prompt_texts`]), then each
-    /// candidate's text (only what its decision request carries, [`semantic::candidate_text`]),
-    /// in candidate order.
+    /// candidate's texts (only what its decision request carries, [`semantic::candidate_texts`]:
+    /// a group's whole text, then its member names), in candidate order.
     pub texts: Vec<String>,
     /// How many of [`SemanticJob::texts`] are the prompt's (at least one).
     pub prompts: usize,
+    /// How many of the texts after the prompt's are each candidate's, in candidate order.
+    pub per_candidate: Vec<usize>,
+    /// The mode the candidates were formed in (each has its calibration).
+    pub mode: Mode,
     /// The lexical scorer's score of each candidate, in candidate order.
     pub lexical: Vec<f64>,
     /// Whether the prompt names a file (an input of the fused calibration).
@@ -35,12 +39,22 @@ impl SemanticJob {
         if vectors.len() != self.texts.len() || self.prompts == 0 || vectors.len() < self.prompts {
             return None;
         }
-        let (prompts, candidates) = vectors.split_at(self.prompts);
+        let (prompts, mut rest) = vectors.split_at(self.prompts);
+        if self.per_candidate.iter().sum::<usize>() != rest.len() {
+            return None;
+        }
+        let mut candidates = Vec::with_capacity(self.per_candidate.len());
+        for &n in &self.per_candidate {
+            let (texts, after) = rest.split_at(n);
+            candidates.push(texts.concat());
+            rest = after;
+        }
         Some(semantic::scores_from_vectors(
             &self.lexical,
             prompts,
-            candidates,
+            &candidates,
             self.names_a_file,
+            self.mode,
         ))
     }
 }
@@ -113,7 +127,7 @@ impl Session {
         self.candidate_set().map_or_else(Vec::new, |set| {
             set.candidates
                 .iter()
-                .map(semantic::candidate_text)
+                .flat_map(semantic::candidate_texts)
                 .collect()
         })
     }
@@ -141,7 +155,14 @@ impl Session {
             .map(str::to_owned)
             .collect();
         let prompts = texts.len();
-        texts.extend(set.candidates.iter().map(semantic::candidate_text));
+        let per_candidate: Vec<Vec<String>> = set
+            .candidates
+            .iter()
+            .map(semantic::candidate_texts)
+            .collect();
+        let counts = per_candidate.iter().map(Vec::len).collect();
+        texts.extend(per_candidate.into_iter().flatten());
+        let mode = self.settings.tools.mode;
         let first_prompt = (boundary == Boundary::InitialPrompt).then(|| text.to_owned());
         let id = self.pend(round_id, boundary, set, Vec::new(), first_prompt, None);
         self.embedding.pending.insert(id, lexical.clone());
@@ -149,6 +170,8 @@ impl Session {
             id,
             texts,
             prompts,
+            per_candidate: counts,
+            mode,
             lexical,
             // Of what a request carries (`names_a_file` reads only that), as the lexical scorer.
             names_a_file: pcd_picker::embedded::names_a_file(text),
@@ -204,6 +227,8 @@ mod tests {
             id: 1,
             texts: vec!["p".into(), "a".into(), "b".into()],
             prompts: 1,
+            per_candidate: vec![1, 1],
+            mode: Mode::Tools,
             lexical: vec![0.2, 0.0],
             names_a_file: false,
         };
@@ -228,6 +253,43 @@ mod tests {
         ];
         let both = two.scores(&vectors).unwrap();
         assert!(both[0] >= both[1], "{both:?}");
-        assert_eq!(SemanticJob { prompts: 0, ..two }.scores(&vectors), None);
+        assert_eq!(
+            SemanticJob {
+                prompts: 0,
+                ..two.clone()
+            }
+            .scores(&vectors),
+            None
+        );
+        // A layout that does not cover the vectors is no answer.
+        let short = SemanticJob {
+            per_candidate: vec![1],
+            ..two
+        };
+        assert_eq!(short.scores(&vectors), None);
+    }
+
+    /// A group's texts (its whole text, then each member name) are joined into its one vector:
+    /// the member that fits the prompt lifts its group, however many others it has.
+    #[test]
+    fn a_group_is_scored_by_its_best_member_too() {
+        let job = SemanticJob {
+            id: 1,
+            // The prompt; a group of three (its text, then two member names); a lone tool.
+            texts: ["p", "g", "m1", "m2", "t"].map(String::from).to_vec(),
+            prompts: 1,
+            per_candidate: vec![3, 1],
+            mode: Mode::Mcp,
+            lexical: vec![0.0, 0.0],
+            names_a_file: false,
+        };
+        let (x, y) = (vec![1.0, 0.0], vec![0.0, 1.0]);
+        let h = std::f32::consts::FRAC_1_SQRT_2;
+        // The group's own text and the lone tool are equally far from the prompt (cosine
+        // 0.71); the group's second member is the prompt's own vector.
+        let far = vec![h, h];
+        let vectors = vec![x.clone(), far.clone(), y, x, far];
+        let scores = job.scores(&vectors).unwrap();
+        assert!(scores[0] > scores[1], "{scores:?}");
     }
 }
