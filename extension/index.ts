@@ -609,9 +609,10 @@ export default function piContextDecisions(pi: any) {
 					text = session.status();
 				} else if ((what === "tools" || what === "mcp") && sub === "list" && words.length === 2) {
 					text = session.list(what, toolsForCommand());
-				} else if (what === "tools" && sub === "export" && words.length <= 3) {
-					// The person's own inventory to a new file they name, for the program.
-					const name = words[2];
+				} else if (what === "export-inventory" && words.length <= 2) {
+					// The person's own inventory to a new file they name, for the program (outside
+					// `tools`/`mcp`, which take only `list`).
+					const name = words[1];
 					const file = name === undefined ? undefined : resolve(ctx?.cwd ?? process.cwd(), name);
 					// Off means off: Pi's registry is read only while filtering is on (the addon
 					// then says why nothing was written).

@@ -797,8 +797,10 @@ fn the_advanced_tab_sets_the_provider_to_none_and_the_next_prompt_keeps_every_to
     }
 }
 
-/// Issue 19: `/decisions tools export FILE` inside Pi writes Pi's own inventory to a new file in
-/// the project folder, which `context-decisions pick` reads.
+/// Issue 19: `/decisions export-inventory FILE` inside Pi writes Pi's own inventory to a new
+/// file in the project folder, which `context-decisions pick` reads. Issue 30, item 10: the spec
+/// gives `tools`/`mcp` no argument but `list`, so `/decisions tools export FILE` writes nothing
+/// and says what `tools` takes.
 #[test]
 fn the_inventory_exports_from_inside_pi_for_the_program() {
     let dir = pcd_tests::temp_dir("export-e2e");
@@ -814,7 +816,10 @@ fn the_inventory_exports_from_inside_pi_for_the_program() {
                 {"path": repo().join("tests/e2e/fixtures/toolbox/index.ts"), "via": "path"},
                 {"path": repo().join("extension/index.ts"), "via": "path"}
             ],
-            "steps": [{"command": "/decisions tools export exported.json"}]
+            "steps": [
+                {"command": "/decisions export-inventory exported.json"},
+                {"command": "/decisions tools export old.json"}
+            ]
         })
         .to_string(),
     )
@@ -823,7 +828,11 @@ fn the_inventory_exports_from_inside_pi_for_the_program() {
         let report = run_file(&scenario, version, &addon());
         let said = report["steps"][0]["stderr"].as_str().unwrap();
         assert!(said.starts_with("Wrote "), "{version}: {said}");
-        let file = Path::new(report["root"].as_str().unwrap()).join("project/exported.json");
+        let old = report["steps"][1]["stderr"].as_str().unwrap();
+        assert!(old.contains("takes only `list`"), "{version}: {old}");
+        let project = Path::new(report["root"].as_str().unwrap()).join("project");
+        assert!(!project.join("old.json").exists(), "{version}");
+        let file = project.join("exported.json");
         let inventory = context_decisions::inventory::read_inventory_file(&file).unwrap();
         assert!(
             inventory.tools.iter().any(|t| t.name == "forecast_weather"),
