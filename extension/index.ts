@@ -304,7 +304,11 @@ export default function piContextDecisions(pi: any) {
 		if (provider === "http") return JSON.parse(await session!.answerHttp(job.requests));
 		const slash = model.indexOf("/");
 		const found = provider === "pi" && slash > 0 ? ctx?.modelRegistry?.find?.(model.slice(0, slash), model.slice(slash + 1)) : undefined;
-		if (!found) return job.requests.map(() => ({ error: "configuration" }));
+		// A model Pi does not know, or one with no credentials configured (a missing key), is a
+		// configuration error for every request: `failMode: open` never applies to it.
+		const registry = ctx?.modelRegistry;
+		const noAuth = found && typeof registry?.hasConfiguredAuth === "function" && registry.hasConfiguredAuth(found) === false;
+		if (!found || noAuth) return job.requests.map(() => ({ error: "configuration" }));
 		const deadline = Date.now() + (Number(timeoutMs) > 0 ? Number(timeoutMs) : 30_000);
 		const cancelled = () => ctx?.signal?.aborted === true;
 		const out: object[] = [];

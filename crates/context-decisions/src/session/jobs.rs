@@ -370,7 +370,9 @@ impl Session {
 }
 
 /// One score per candidate from the answers; any failed request fails the round (a malformed
-/// answer only drops its own candidates).
+/// answer only drops its own candidates). The failure is the round's worst cause over every
+/// request, not its first: a configuration error or a cancellation anywhere in the round keeps
+/// `failMode: open` from granting anything ([`worse`]).
 pub(super) fn collect_scores(
     pending: &PendingJob,
     answers: Vec<Answer>,
@@ -379,13 +381,21 @@ pub(super) fn collect_scores(
         return Err(RoundFailure::Model);
     }
     let mut scores = vec![None; pending.set.candidates.len()];
+    let mut failure: Option<RoundFailure> = None;
     for (request, answer) in pending.requests.iter().zip(answers) {
-        let text = answer.map_err(|e| match e {
-            ModelError::Cancelled => RoundFailure::Cancelled,
-            ModelError::Configuration => RoundFailure::Configuration,
-            ModelError::Unavailable => RoundFailure::Model,
-            ModelError::TimedOut => RoundFailure::TimedOut,
-        })?;
+        let text = match answer {
+            Ok(text) => text,
+            Err(e) => {
+                let cause = match e {
+                    ModelError::Cancelled => RoundFailure::Cancelled,
+                    ModelError::Configuration => RoundFailure::Configuration,
+                    ModelError::Unavailable => RoundFailure::Model,
+                    ModelError::TimedOut => RoundFailure::TimedOut,
+                };
+                failure = Some(failure.map_or(cause, |f| worse(f, cause)));
+                continue;
+            }
+        };
         if let Ok(valid) = parse_answer(request, &text) {
             for (index, score) in valid {
                 if let Some(slot) = scores.get_mut(index) {
@@ -394,5 +404,21 @@ pub(super) fn collect_scores(
             }
         }
     }
-    Ok(scores)
+    failure.map_or(Ok(scores), Err)
+}
+
+/// The worse of two causes of one round's failure: a configuration error, then a cancellation
+/// (neither ever fails open), then a timeout, then a model failure.
+fn worse(a: RoundFailure, b: RoundFailure) -> RoundFailure {
+    let rank = |f: RoundFailure| match f {
+        RoundFailure::Configuration => 3,
+        RoundFailure::Cancelled => 2,
+        RoundFailure::TimedOut => 1,
+        RoundFailure::Model => 0,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
 }
