@@ -141,8 +141,17 @@ impl Session {
                     self.first_prompt_text = pending.first_prompt.clone();
                 }
                 self.commit_scored_by(round, scorer, &mut effects);
-                if let Some((_, id)) = pending.lazy {
-                    self.lazy.committed(id);
+                match pending.lazy {
+                    Some((_, id)) => self.lazy.committed(id),
+                    // A prompt's pick: the tool rounds of its task may top up from its scores.
+                    None if matches!(
+                        pending.boundary,
+                        Boundary::InitialPrompt | Boundary::Prompt
+                    ) =>
+                    {
+                        self.task_decided = true
+                    }
+                    None => {}
                 }
             }
             Err(not) => {
