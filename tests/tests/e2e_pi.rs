@@ -1438,6 +1438,65 @@ fn a_pi_model_decision_times_out_as_a_failed_round_inside_pi() {
     }
 }
 
+/// Issue 30, item 1: cadence `initial`, and the first prompt has no candidate (no external tool
+/// is registered yet). It is still the first pick: a tool that registers at the end of the first
+/// turn is scored against it at the tool round, so the model's call to it runs, and the ledger
+/// marks the first prompt without copying its text.
+#[test]
+fn initial_cadence_scores_a_late_tool_against_a_first_prompt_without_candidates_inside_pi() {
+    for version in VERSIONS {
+        let report = run("initial-late-arrival.json", version);
+        assert_eq!(
+            calls(&report, 0, "forecast_weather"),
+            vec![(false, "forecast_weather ran".to_owned())],
+            "{version}"
+        );
+        let entries = ledger_entries(&report);
+        assert!(
+            entries
+                .iter()
+                .any(|e| e["data"]["boundary"] == "initial-prompt"
+                    && e["data"]["firstPrompt"] == "next-user-message"),
+            "{version}: {entries:?}"
+        );
+        assert!(
+            !serde_json::to_string(&entries).unwrap().contains("Lisbon"),
+            "{version}: no prompt text in the ledger"
+        );
+        assert!(replay(&report).is_tool_available("forecast_weather"), "{version}");
+    }
+}
+
+/// Issue 30, item 5: a Pi model Pi knows but has no credentials for (a missing key) is a
+/// configuration error, so `failMode: open` does not apply: nothing is added, the warning says
+/// the model is not set up, and the call to the tool the round would have granted is blocked.
+#[test]
+fn a_pi_model_without_a_key_fails_closed_even_with_fail_mode_open_inside_pi() {
+    if std::env::var_os("OPENAI_API_KEY").is_some() {
+        return;
+    }
+    for version in VERSIONS {
+        let report = run("pi-model-missing-key.json", version);
+        let said: Vec<&str> = report["notifications"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n["message"].as_str())
+            .collect();
+        assert!(
+            said.iter().any(|m| m.contains("not set up correctly")),
+            "{version}: {said:?}"
+        );
+        assert!(
+            !said.iter().any(|m| m.contains("fail mode is open")),
+            "{version}: {said:?}"
+        );
+        let result = calls(&report, 0, "bar_chart");
+        assert!(result[0].0, "{version}: {result:?}");
+        assert!(!replay(&report).is_tool_available("bar_chart"), "{version}");
+    }
+}
+
 /// Issue 17, item 6: off means off. With filtering off, `/decisions tools list`, `/decisions mcp
 /// list` and opening `/decisions` never call `getAllTools()`; the lists say filtering is off and
 /// name the saved allowlists.
