@@ -1497,6 +1497,41 @@ fn a_pi_model_without_a_key_fails_closed_even_with_fail_mode_open_inside_pi() {
     }
 }
 
+/// Issue 30, item 8: tool filtering switched on from the `/decisions` dialog while a run is in
+/// progress. The built-in `bash` runs, and `web_fetch`, registered before, stays available (the
+/// branch's baseline, written at the first call) instead of being scored against a chart prompt
+/// and withheld. (Pi's registry is read at that call when the Session has none: never while
+/// filtering was off; `enable-mid-run.json` among the scripts shows that path.)
+#[test]
+fn enabling_mid_run_keeps_internal_and_registered_tools_callable_inside_pi() {
+    for version in VERSIONS {
+        let report = run("enable-mid-run.json", version);
+        let during = &report["commandsDuringRuns"];
+        assert_eq!(during.as_array().map(Vec::len), Some(1), "{version}: {during}");
+        let settings = read_json(
+            &Path::new(report["root"].as_str().unwrap())
+                .join("agent/pi-context-decisions/settings.json"),
+        );
+        assert_eq!(settings["tools"]["enabled"], true, "{version}: {settings}");
+        for tool in ["bash", "web_fetch"] {
+            let results = calls(&report, 0, tool);
+            assert!(
+                !results.is_empty() && results.iter().all(|(err, _)| !err),
+                "{version}: {tool}: {results:?}"
+            );
+        }
+        let entries = ledger_entries(&report);
+        assert!(
+            entries.iter().any(|e| e["data"]["basis"] == "baseline"
+                && e["data"]["tools"]
+                    .as_array()
+                    .is_some_and(|t| t.iter().any(|t| t == "web_fetch"))),
+            "{version}: {entries:?}"
+        );
+        assert!(replay(&report).is_tool_available("web_fetch"), "{version}");
+    }
+}
+
 /// Issue 17, item 6: off means off. With filtering off, `/decisions tools list`, `/decisions mcp
 /// list` and opening `/decisions` never call `getAllTools()`; the lists say filtering is off and
 /// name the saved allowlists.
