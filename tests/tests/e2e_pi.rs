@@ -119,6 +119,25 @@ fn calls(report: &Value, step: u64, tool: &str) -> Vec<(bool, String)> {
         .collect()
 }
 
+/// Asserts that the model's calls to `tool` in `step` ran (at least one, none an error).
+fn assert_ran(report: &Value, step: u64, tool: &str, version: &str) {
+    let results = calls(report, step, tool);
+    assert!(
+        !results.is_empty() && results.iter().all(|(err, _)| !err),
+        "{version}: {tool}: {results:?}"
+    );
+}
+
+/// What the extension said through `ctx.ui.notify`, every step.
+fn notifications(report: &Value) -> Vec<&str> {
+    report["notifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["message"].as_str())
+        .collect()
+}
+
 fn ledger_entries(report: &Value) -> Vec<Value> {
     report["customEntries"]
         .as_array()
@@ -1347,11 +1366,7 @@ fn no_model_selected_keeps_everything_available_inside_pi() {
             }
         }
         for tool in tools {
-            let results = calls(&report, 1, tool);
-            assert!(
-                !results.is_empty() && results.iter().all(|(err, _)| !err),
-                "{version}: {tool}: {results:?}"
-            );
+            assert_ran(&report, 1, tool, version);
         }
         let entries = ledger_entries(&report);
         assert!(
@@ -1406,12 +1421,7 @@ fn a_pi_model_decision_times_out_as_a_failed_round_inside_pi() {
     for version in VERSIONS {
         let started = std::time::Instant::now();
         let report = run("pi-model-timeout.json", version);
-        let said: Vec<&str> = report["notifications"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|n| n["message"].as_str())
-            .collect();
+        let said = notifications(&report);
         assert!(
             !said.iter().any(|m| m.contains("was cancelled")),
             "{version}: {said:?}"
@@ -1463,7 +1473,10 @@ fn initial_cadence_scores_a_late_tool_against_a_first_prompt_without_candidates_
             !serde_json::to_string(&entries).unwrap().contains("Lisbon"),
             "{version}: no prompt text in the ledger"
         );
-        assert!(replay(&report).is_tool_available("forecast_weather"), "{version}");
+        assert!(
+            replay(&report).is_tool_available("forecast_weather"),
+            "{version}"
+        );
     }
 }
 
@@ -1477,12 +1490,7 @@ fn a_pi_model_without_a_key_fails_closed_even_with_fail_mode_open_inside_pi() {
     }
     for version in VERSIONS {
         let report = run("pi-model-missing-key.json", version);
-        let said: Vec<&str> = report["notifications"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|n| n["message"].as_str())
-            .collect();
+        let said = notifications(&report);
         assert!(
             said.iter().any(|m| m.contains("not set up correctly")),
             "{version}: {said:?}"
@@ -1507,18 +1515,18 @@ fn enabling_mid_run_keeps_internal_and_registered_tools_callable_inside_pi() {
     for version in VERSIONS {
         let report = run("enable-mid-run.json", version);
         let during = &report["commandsDuringRuns"];
-        assert_eq!(during.as_array().map(Vec::len), Some(1), "{version}: {during}");
+        assert_eq!(
+            during.as_array().map(Vec::len),
+            Some(1),
+            "{version}: {during}"
+        );
         let settings = read_json(
             &Path::new(report["root"].as_str().unwrap())
                 .join("agent/pi-context-decisions/settings.json"),
         );
         assert_eq!(settings["tools"]["enabled"], true, "{version}: {settings}");
         for tool in ["bash", "web_fetch"] {
-            let results = calls(&report, 0, tool);
-            assert!(
-                !results.is_empty() && results.iter().all(|(err, _)| !err),
-                "{version}: {tool}: {results:?}"
-            );
+            assert_ran(&report, 0, tool, version);
         }
         let entries = ledger_entries(&report);
         assert!(
@@ -1546,12 +1554,7 @@ fn off_lists_and_the_dialog_never_read_the_registry_inside_pi() {
             .filter(|r| (1..=3).contains(&r["step"].as_i64().unwrap_or(-1)))
             .collect();
         assert!(reads.is_empty(), "{version}: {reads:?}");
-        let said: Vec<&str> = report["notifications"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|n| n["message"].as_str())
-            .collect();
+        let said = notifications(&report);
         assert!(
             said.iter().any(|m| m.starts_with("Tools: tool filtering is off")
                 && m.contains("`web_fetch`")),
