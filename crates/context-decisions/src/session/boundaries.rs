@@ -1,6 +1,8 @@
 //! Boundaries: what a prompt, a completed tool round or a branch move does: the baseline of a
-//! branch that starts filtering, allowlist grants, the round that decides (per the cadence), late
-//! arrivals at a tool round, and the report of names the ledger cannot record.
+//! branch that starts filtering, allowlist grants, the round that decides (per the cadence; the
+//! first prompt is recorded as the first pick even with no candidate), late arrivals at a tool
+//! round or at the start of a run a custom message started, and the report of names the ledger
+//! cannot record.
 
 use super::*;
 

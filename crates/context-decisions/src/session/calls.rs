@@ -1,5 +1,7 @@
-//! Tool calls: the gate's verdict on each `tool_call` (top-level or nested), and the lazy score
-//! of a tool nobody has scored yet, which the verdict waits for.
+//! Tool calls: the gate's verdict on each `tool_call` (top-level or nested), the lazy score of a
+//! tool nobody has scored yet, which the verdict waits for, and, when filtering was switched on
+//! mid-run, the registry read and the branch's baseline that the next boundary would otherwise
+//! be the first to write.
 
 use super::*;
 
