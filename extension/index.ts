@@ -304,7 +304,11 @@ export default function piContextDecisions(pi: any) {
 		if (provider === "http") return JSON.parse(await session!.answerHttp(job.requests));
 		const slash = model.indexOf("/");
 		const found = provider === "pi" && slash > 0 ? ctx?.modelRegistry?.find?.(model.slice(0, slash), model.slice(slash + 1)) : undefined;
-		if (!found) return job.requests.map(() => ({ error: "configuration" }));
+		// A model Pi does not know, or one with no credentials configured (a missing key), is a
+		// configuration error for every request: `failMode: open` never applies to it.
+		const registry = ctx?.modelRegistry;
+		const noAuth = found && typeof registry?.hasConfiguredAuth === "function" && registry.hasConfiguredAuth(found) === false;
+		if (!found || noAuth) return job.requests.map(() => ({ error: "configuration" }));
 		const deadline = Date.now() + (Number(timeoutMs) > 0 ? Number(timeoutMs) : 30_000);
 		const cancelled = () => ctx?.signal?.aborted === true;
 		const out: object[] = [];
@@ -609,9 +613,10 @@ export default function piContextDecisions(pi: any) {
 					text = session.status();
 				} else if ((what === "tools" || what === "mcp") && sub === "list" && words.length === 2) {
 					text = session.list(what, toolsForCommand());
-				} else if (what === "tools" && sub === "export" && words.length <= 3) {
-					// The person's own inventory to a new file they name, for the program.
-					const name = words[2];
+				} else if (what === "export-inventory" && words.length <= 2) {
+					// The person's own inventory to a new file they name, for the program (outside
+					// `tools`/`mcp`, which take only `list`).
+					const name = words[1];
 					const file = name === undefined ? undefined : resolve(ctx?.cwd ?? process.cwd(), name);
 					// Off means off: Pi's registry is read only while filtering is on (the addon
 					// then says why nothing was written).

@@ -173,6 +173,7 @@ const report = {
 	registryReads: [],
 	workingRow: [],
 	statuses: [],
+	commandsDuringRuns: [],
 };
 globalThis.__piHarness = { events: report.events };
 let currentStep = -1;
@@ -281,17 +282,46 @@ function scripted(response, indexInStep, unscripted = false) {
 			.map((t) => (t.length > 300 ? `${t.slice(0, 300)}…` : t));
 		report.requests.push({ step: currentStep, index: report.requests.length, tools, userTexts, ...(unscripted ? { unscripted } : {}) });
 		const actions = requestActions.get(indexInStep) ?? [];
-		for (const action of actions) runtimeAction(action);
-		if (response.toolCalls) {
-			const blocks = [];
-			if (response.text) blocks.push(ai.fauxText(response.text));
-			for (const call of response.toolCalls) {
-				blocks.push(ai.fauxToolCall(call.name, call.arguments ?? {}, call.id ? { id: call.id } : undefined));
-			}
-			return ai.fauxAssistantMessage(blocks, { stopReason: "toolUse" });
+		// A command during the run (the `/decisions` dialog, say) is carried out before this
+		// response is returned, so what it changes holds for the response's tool calls.
+		const commands = actions.filter((action) => action.command !== undefined);
+		for (const action of actions) if (action.command === undefined) runtimeAction(action);
+		if (commands.length > 0) {
+			return (async () => {
+				for (const action of commands) await runCommandDuringRun(action);
+				return answerWith(response);
+			})();
 		}
-		return ai.fauxAssistantMessage(response.text ?? "done");
+		return answerWith(response);
 	};
+}
+
+function answerWith(response) {
+	if (response.toolCalls) {
+		const blocks = [];
+		if (response.text) blocks.push(ai.fauxText(response.text));
+		for (const call of response.toolCalls) {
+			blocks.push(ai.fauxToolCall(call.name, call.arguments ?? {}, call.id ? { id: call.id } : undefined));
+		}
+		return ai.fauxAssistantMessage(blocks, { stopReason: "toolUse" });
+	}
+	return ai.fauxAssistantMessage(response.text ?? "done");
+}
+
+// An extension command sent while a run is active (Pi runs extension commands at once, even
+// while streaming): its custom component gets `keys` as a `command` step's does.
+async function runCommandDuringRun(action) {
+	const outcome = { step: currentStep, command: action.command, during: true };
+	currentCommand = Object.assign(outcome, { keys: action.keys ?? [], width: action.width ?? 80, rows: action.rows ?? 40 });
+	try {
+		await runtime.session.prompt(action.command);
+	} catch (error) {
+		report.errors.push({ step: currentStep, error: String(error?.message ?? error) });
+	} finally {
+		currentCommand = undefined;
+	}
+	delete outcome.keys;
+	report.commandsDuringRuns.push(outcome);
 }
 
 // Steering and follow-up sent by the host while a run is active (extensions send their own).

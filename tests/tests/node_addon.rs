@@ -428,12 +428,12 @@ fn unknown_words_are_named_and_tab_offers_the_commands() {
         .iter()
         .map(|c| c["value"].as_str().unwrap())
         .collect();
-    assert_eq!(values, ["tools list", "tools export", "test"]);
+    assert_eq!(values, ["tools list", "test"]);
     assert_eq!(got["none"], serde_json::json!([]));
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// Issue 19: `/decisions tools export FILE` writes the person's own inventory to a new file that
+/// Issue 19 (issue 30 item 10 renamed it): `/decisions export-inventory FILE` writes the person's own inventory to a new file that
 /// `context-decisions pick` reads; it never overwrites a file; without a file it says how; while
 /// filtering is off (Pi's registry is not read then) it writes nothing and says why.
 #[test]
@@ -478,7 +478,7 @@ fn the_inventory_exports_to_a_new_file_the_program_reads() {
     assert!(got["usage"]
         .as_str()
         .unwrap()
-        .starts_with("`/decisions tools export FILE`"));
+        .starts_with("`/decisions export-inventory FILE`"));
     let inventory = context_decisions::inventory::read_inventory_file(&file).unwrap();
     assert_eq!(inventory.tools.len(), 36);
     #[cfg(unix)]

@@ -6,6 +6,7 @@
 //! - `"verdict"`: `allow`, `block` or `pending`; `"reason"`: text the block reason contains;
 //! - `"effects"`: the effect types, exactly and in order;
 //! - `"warn"`: text one warning contains; `"noEntry": true`: no ledger entry is appended;
+//! - `"notice"`: text the availability notice contains (each of a list of texts);
 //! - `"added"`: names a ledger entry of this event makes available (`tools`, `groups`,
 //!   `allowlistTools`, `allowlistGroups`);
 //! - `"active"` / `"inactive"`: names that are / are not in Pi's active set afterwards.
@@ -54,6 +55,22 @@ fn check(name: &str, index: usize, want: &Value, line: &Value) -> Vec<String> {
                 });
                 if !found {
                     fail(format!("no warning with {expected} in {types:?}"));
+                }
+            }
+            "notice" => {
+                let notices: Vec<&str> = effects
+                    .iter()
+                    .filter(|e| e["type"] == "notice")
+                    .filter_map(|e| e["text"].as_str())
+                    .collect();
+                let wanted = match expected.as_str() {
+                    Some(one) => vec![one],
+                    None => strings(expected),
+                };
+                for text in wanted {
+                    if !notices.iter().any(|n| n.contains(text)) {
+                        fail(format!("no notice with {text:?} in {notices:?}"));
+                    }
                 }
             }
             "noEntry" => {

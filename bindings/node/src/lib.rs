@@ -619,7 +619,7 @@ impl PiSession {
         self.inner.filtering_on()
     }
 
-    /// `/decisions tools export FILE`: writes `tools_json` (`getAllTools()` as JSON text) to
+    /// `/decisions export-inventory FILE`: writes `tools_json` (`getAllTools()` as JSON text) to
     /// `file` (absolute, a new file) and returns what to say; without a file, the usage.
     #[napi]
     pub fn export_tools(&self, tools_json: Option<String>, file: Option<String>) -> String {

@@ -80,6 +80,11 @@ pub struct Session {
     branch_has_messages: bool,
     first_prompt_text: Option<String>,
     task_text: Option<String>,
+    /// Whether the current task's own pick committed: set at each user prompt's pick, cleared
+    /// by the next user prompt and by a refold. The `tool-round` top-up adds from cached scores
+    /// only while it holds, so a task whose pick failed, was cancelled or was superseded never
+    /// tops up from an earlier task's scores (fail closed).
+    task_decided: bool,
     /// The outcome of the latest decision round of this session, for `/decisions`.
     last_round: Option<LastRound>,
     /// Whether a failed decision was already reported since the last prompt (once per prompt).
@@ -202,6 +207,7 @@ impl Session {
             branch_has_messages: false,
             first_prompt_text: None,
             task_text: None,
+            task_decided: false,
             last_round: None,
             failure_warned: false,
             index: BranchIndex::default(),
@@ -407,6 +413,9 @@ impl Session {
 
     fn load_branch(&mut self, branch: BranchRead) {
         self.lazy = LazyScores::default();
+        // Which task the branch's cached scores belong to is not known after a refold: no
+        // top-up until the next prompt's pick commits.
+        self.task_decided = false;
         match branch {
             BranchRead::Entries(entries) => {
                 let (state, findings) = fold(&entries);
@@ -423,6 +432,11 @@ impl Session {
                     })
                     .and_then(user_text)
                     .map(|t| bounded_text(&t));
+                // The task's prompt is the branch's last user message (Pi's session holds it):
+                // after a resume or `/reload`, what is met first is scored against it.
+                if let Some(last) = entries.iter().rev().find_map(user_text) {
+                    self.task_text = Some(bounded_text(&last));
+                }
                 self.findings = findings;
                 self.ownership.folded(&state);
                 self.branch = Some(state);

@@ -174,9 +174,13 @@ pub fn decide(ctx: &GateContext<'_>, call: &Call<'_>) -> Verdict {
     if allowlisted || (tool.kind == ToolKind::Unfiltered && ctx.mode == Mode::Mcp) {
         return Verdict::Allow;
     }
+    // The entry that would allow the call: in `mcp` mode its group's key; otherwise its name,
+    // unless the name cannot be saved as a tool entry (over 128 characters: the spec's bounds),
+    // where only a pin of its group can allow it (or nothing, without a pinnable group).
     let remedy = || {
+        let nameable = pcd_model::parse_tool_entry(call.tool).is_ok();
         let group_remedy = group
-            .filter(|_| ctx.mode == Mode::Mcp)
+            .filter(|_| ctx.mode == Mode::Mcp || !nameable)
             .filter(|(_, g)| g.pinnable())
             .and_then(|(_, g)| {
                 g.scope.single().map(|scope| Remedy {
@@ -185,11 +189,13 @@ pub fn decide(ctx: &GateContext<'_>, call: &Call<'_>) -> Verdict {
                     scope,
                 })
             });
-        Some(group_remedy.unwrap_or_else(|| Remedy {
-            list: RemedyList::Tools,
-            entry: call.tool.to_owned(),
-            scope: tool.scope,
-        }))
+        group_remedy.or_else(|| {
+            nameable.then(|| Remedy {
+                list: RemedyList::Tools,
+                entry: call.tool.to_owned(),
+                scope: tool.scope,
+            })
+        })
     };
     let Some(branch) = ctx.branch else {
         return block(BlockKind::BranchUnreadable, call.tool, None, remedy());
@@ -310,6 +316,20 @@ fn route_resource(ctx: &GateContext<'_>, registry: &Registry, call: &Call<'_>) -
         || group.is_some_and(|(_, g)| g.members.iter().any(|&m| branch.tool_available(m)));
     if available {
         return Verdict::Allow;
+    }
+    // With nothing scored (no decision model, or fewer candidates than the minimum) a server
+    // that no round has considered yet stays available, as its tools do until the next boundary
+    // records them: resource routing follows availability.
+    if !ctx.scoring && ctx.can_grant {
+        if let Some((gi, g)) = group {
+            let unconsidered = match ctx.mode {
+                Mode::Mcp => !branch.group_considered(gi),
+                Mode::Tools => g.members.iter().any(|&m| !branch.tool_considered(m)),
+            };
+            if unconsidered {
+                return Verdict::Allow;
+            }
+        }
     }
     block(
         BlockKind::ResourceServerNotAvailable,

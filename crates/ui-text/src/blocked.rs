@@ -61,6 +61,20 @@ pub fn blocked_reason(block: &BlockCode) -> String {
              whitespace, or too long), so it is never made available while filtering is on."
         ),
     };
+    // A name the tools allowlist cannot hold (over 128 characters) is never suggested as an
+    // entry: the reason says so, and names what does work (its group's pin) when anything does.
+    let why = match pcd_model::parse_tool_entry(&block.tool) {
+        Err(pcd_model::AllowlistError::ToolNameTooLong { .. })
+            if block.kind != BlockKind::Unrecordable =>
+        {
+            format!(
+                "{why} Its name is longer than {} characters, so it cannot be added to the \
+                 *Always allowed tools* lists.",
+                pcd_model::MAX_TOOL_NAME_CHARS
+            )
+        }
+        _ => why,
+    };
     match (&block.remedy, block.kind) {
         (Some(remedy), _) => format!("{why} {}", remedy_sentence(remedy)),
         // No entry would help with these: they are about the call or the host, not the tool.
@@ -172,6 +186,25 @@ mod tests {
             all.push_str(&format!("{}:\n{text}\n\n", kind.as_str()));
         }
         insta::assert_snapshot!(all);
+    }
+
+    /// Issue 30, item 9: a name over 128 characters is never offered as a tools allowlist
+    /// entry; the reason says it is too long and names its group's pin when it has one.
+    #[test]
+    fn a_name_too_long_to_allowlist_is_never_suggested() {
+        let long = format!("web_{}", "x".repeat(125));
+        let with_group = block(
+            BlockKind::NotAvailable,
+            &long,
+            Some((RemedyList::Groups, "ext__web", Scope::Global)),
+        );
+        let text = blocked_reason(&with_group);
+        assert!(text.contains("longer than 128 characters"), "{text}");
+        assert!(text.contains("add `ext__web` to the global"), "{text}");
+        assert!(!text.contains(&format!("add `{long}`")), "{text}");
+        let alone = blocked_reason(&block(BlockKind::NotAvailable, &long, None));
+        assert!(alone.contains("longer than 128 characters"), "{alone}");
+        assert!(alone.contains("only the decision model"), "{alone}");
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! The texts of the `/decisions` command: its usage, `tools`/`mcp` (each takes only `list`), the
-//! status it prints where Pi has no interactive terminal, and `/decisions test`.
+//! The texts of the `/decisions` command: its usage, `tools`/`mcp` (each takes only `list`),
+//! `export-inventory FILE`, the status it prints where Pi has no interactive terminal, and `/decisions test`.
 
 use crate::reports::json_number;
 use crate::rounds::{round_problem_code, RoundProblem};
@@ -21,10 +21,10 @@ pub enum ListCommand {
 pub fn list_command_usage(command: ListCommand) -> String {
     match command {
         ListCommand::Tools => {
-            "`/decisions tools` takes `list` or `export FILE`: `/decisions tools \
-             list` prints every tool and why it is available, names only; `/decisions tools \
-             export FILE` writes Pi's tool inventory to a new file, for `context-decisions pick` \
-             and `eval`. Allowlists are edited in `/decisions` → Tools tab."
+            "`/decisions tools` takes only `list`: `/decisions tools list` prints every tool and \
+             why it is available, names only (`/decisions export-inventory FILE` writes Pi's \
+             tool inventory to a new file, for `context-decisions pick` and `eval`). Allowlists \
+             are edited in `/decisions` → Tools tab."
                 .to_owned()
         }
         ListCommand::Mcp => "`/decisions mcp` takes only `list`: `/decisions mcp list` prints \
@@ -34,7 +34,7 @@ pub fn list_command_usage(command: ListCommand) -> String {
     }
 }
 
-/// `/decisions tools export FILE` wrote Pi's tool inventory (`count` tools) to `file`.
+/// `/decisions export-inventory FILE` wrote Pi's tool inventory (`count` tools) to `file`.
 pub fn tools_exported(file: &str, count: usize) -> String {
     format!(
         "Wrote {} (Pi's tool inventory, as getAllTools() gives it) to {}. Try the picker on it: \
@@ -53,7 +53,7 @@ fn count_of(n: usize) -> String {
     }
 }
 
-/// `/decisions tools export FILE` could not write `file`, for `reason` (an I/O error kind, or
+/// `/decisions export-inventory FILE` could not write `file`, for `reason` (an I/O error kind, or
 /// that it exists already).
 pub fn tools_export_failed(file: &str, reason: &str) -> String {
     format!(
@@ -74,14 +74,14 @@ pub const EXPORT_FILE_EXISTS: &str = "the file exists (choose a new name; nothin
 pub const EXPORT_FILTERING_OFF: &str =
     "tool filtering is off, and while it is off Pi's registry is not read (switch it on in /decisions first)";
 
-/// `/decisions tools export` without a file name.
+/// `/decisions export-inventory` without a file name.
 pub const EXPORT_USAGE: &str =
-    "`/decisions tools export FILE` writes Pi's tool inventory to FILE (a new file, relative to \
+    "`/decisions export-inventory FILE` writes Pi's tool inventory to FILE (a new file, relative to \
      the project folder), to try `context-decisions pick` and `eval` on your own tools.";
 
 /// The `/decisions` command's one-line description in Pi's command list.
 pub const DECISIONS_COMMAND_DESCRIPTION: &str =
-    "Tool and MCP filtering: the Tools tab (no argument), list what is available and why (tools list, mcp list), export the tools for the program (tools export FILE), test the decision model (test)";
+    "Tool and MCP filtering: the Tools tab (no argument), list what is available and why (tools list, mcp list), export the tools for the program (export-inventory FILE), test the decision model (test)";
 
 /// The reason a call is blocked when checking it failed inside the extension itself (an
 /// unexpected error): it fails closed.
@@ -117,7 +117,7 @@ pub fn decisions_usage() -> String {
         "`/decisions` opens the Tools tab where Pi has an interactive terminal (elsewhere it \
          prints the settings and the allowlists); `/decisions tools list` prints every tool and \
          why it is available; `/decisions mcp list` prints every MCP server and extension with \
-         its key and availability (names only, no decision calls); `/decisions tools export \
+         its key and availability (names only, no decision calls); `/decisions export-inventory \
          FILE` writes Pi's tool inventory to a new file for the program; `/decisions test` asks the \
          selected decision model one small question and reports how it answered. {SETTINGS_FILES}"
     )
@@ -145,12 +145,12 @@ pub fn decisions_completions(prefix: &str) -> Vec<(&'static str, &'static str)> 
     const ARGUMENTS: [(&str, &str); 4] = [
         ("tools list", "every tool and why it is available"),
         (
-            "tools export",
-            "write Pi's tool inventory to a new file, for the program",
-        ),
-        (
             "mcp list",
             "every MCP server and extension, with its key and availability",
+        ),
+        (
+            "export-inventory",
+            "write Pi's tool inventory to a new file, for the program",
         ),
         ("test", "ask the decision model one small question"),
     ];
@@ -319,9 +319,15 @@ mod tests {
         assert!(!text.contains('\u{1b}'));
         assert!(text.contains("`/decisions tools list`"));
         let all: Vec<&str> = decisions_completions("").iter().map(|c| c.0).collect();
-        assert_eq!(all, ["tools list", "tools export", "mcp list", "test"]);
+        assert_eq!(all, ["tools list", "mcp list", "export-inventory", "test"]);
         let t: Vec<&str> = decisions_completions("t").iter().map(|c| c.0).collect();
-        assert_eq!(t, ["tools list", "tools export", "test"]);
+        assert_eq!(t, ["tools list", "test"]);
+        // The spec: `tools` and `mcp` take no argument but `list` (issue 30, item 10).
+        assert!(decisions_completions("")
+            .iter()
+            .all(
+                |(v, _)| !v.starts_with("tools ") && !v.starts_with("mcp ") || v.ends_with(" list")
+            ));
         assert!(decisions_completions("tools x").is_empty());
         assert!(decisions_completions("report.md").is_empty());
     }

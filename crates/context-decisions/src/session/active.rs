@@ -56,7 +56,12 @@ impl Session {
         let mut groups_seen = HashSet::new();
         for (tool, class) in tools.iter().zip(&self.classes) {
             let indirect = tool.exposure.is_indirect();
-            if !indirect || class.kind.is_internal() || class.kind == ToolKind::Unfiltered {
+            // A tool with no group (no usable provenance, or an SDK host tool) is decided per
+            // tool in `tools` mode, so it is listed when available; only `mcp` mode leaves it
+            // unfiltered, which the notice's last sentence covers.
+            let unfiltered =
+                class.kind == ToolKind::Unfiltered && self.settings.tools.mode == Mode::Mcp;
+            if !indirect || class.kind.is_internal() || unfiltered {
                 continue;
             }
             if decide(&ctx, &Call::tool(&tool.name)) != Verdict::Allow {

@@ -1,6 +1,8 @@
 //! Boundaries: what a prompt, a completed tool round or a branch move does: the baseline of a
-//! branch that starts filtering, allowlist grants, the round that decides (per the cadence), late
-//! arrivals at a tool round, and the report of names the ledger cannot record.
+//! branch that starts filtering, allowlist grants, the round that decides (per the cadence; the
+//! first prompt is recorded as the first pick even with no candidate), late arrivals at a tool
+//! round or at the start of a run a custom message started, and the report of names the ledger
+//! cannot record.
 
 use super::*;
 
@@ -31,6 +33,8 @@ impl Session {
             self.failure_warned = false;
             if let Some(text) = text {
                 self.task_text = Some(bounded_text(text));
+                // A new task: the cached scores are the previous task's until its pick commits.
+                self.task_decided = false;
             }
         }
         if !self.filtering_on() {
@@ -50,7 +54,13 @@ impl Session {
             self.baseline(&mut effects);
             self.record_allowlist_grants(&mut effects);
             self.decide_round(&event.kind, &mut effects);
-            if event.kind == BoundaryKind::ToolRound {
+            // A run started by a custom message picks nothing, but a direct tool that
+            // registered since is met here first, as at a tool round: scored against the
+            // cadence's prompt, never taken out with no entry considering it.
+            if matches!(
+                event.kind,
+                BoundaryKind::ToolRound | BoundaryKind::Prompt { text: None }
+            ) {
                 self.late_arrivals_at_tool_round(&mut effects);
             }
         }
@@ -278,6 +288,9 @@ impl Session {
                 set.candidates.retain(|c| !considered(branch, mode, &c.key));
                 (Boundary::Prompt, first_prompt.map(str::to_owned))
             }
+            // Only from the scores of this task's own pick: after a pick that failed, was
+            // cancelled or was superseded, a tool round adds nothing.
+            Step::TopUp if !self.task_decided => return,
             Step::TopUp => {
                 let cap = rounds::cap(mode, decision.max_new_tools, decision.max_new_groups);
                 let id = self.next_round_id();
@@ -292,6 +305,12 @@ impl Session {
             Step::Nothing => return,
         };
         if set.candidates.is_empty() {
+            // The first user prompt is the first pick's even with nothing to pick (no external
+            // tool registered yet, or only tools the branch already has): it is recorded, so
+            // what arrives later is scored against it, never against a later prompt.
+            if let (Boundary::InitialPrompt, Some(text)) = (boundary, text) {
+                self.first_pick_without_candidates(mode, text, effects);
+            }
             return;
         }
         let id = self.next_round_id();
@@ -301,6 +320,7 @@ impl Session {
                 rounds::mark_first_prompt(&mut round);
             }
             self.commit(round, effects);
+            self.task_decided = true;
             return;
         }
         let Some(text) = text else {
@@ -351,9 +371,35 @@ impl Session {
         }
         // Only the embedded scorer reaches here (the others answer as jobs), lexically.
         self.commit_scored_by(round, Some(SCORER_LEXICAL), effects);
+        self.task_decided = true;
     }
 
-    /// A completed tool round, in every cadence: candidates nobody has considered on the branch
+    /// Records the branch's first pick when its prompt has no candidate: an empty round marking
+    /// the first user prompt (its text stays in Pi's session, never in the ledger), scored or
+    /// unscored as the round would have been.
+    fn first_pick_without_candidates(
+        &mut self,
+        mode: Mode,
+        text: String,
+        effects: &mut Vec<Effect>,
+    ) {
+        let basis = if self.can_score() {
+            Basis::Scored
+        } else {
+            Basis::Unscored
+        };
+        let mut round = Round::new(self.next_round_id(), mode, Boundary::InitialPrompt, basis);
+        if basis == Basis::Scored {
+            round.threshold = pcd_ledger::Score::from_f64(self.settings.decision.threshold);
+        }
+        rounds::mark_first_prompt(&mut round);
+        self.commit(round, effects);
+        self.first_prompt_text = Some(text);
+        self.task_decided = true;
+    }
+
+    /// A completed tool round (or the start of a run a custom message started), in every
+    /// cadence: candidates nobody has considered on the branch
     /// that Pi declares (a direct tool of an MCP server that connected during the run) are
     /// scored now, when first met, against the task's prompt (the first prompt in `initial`
     /// cadence), or recorded unscored (and so available) when nothing may be scored. Pi rejects a

@@ -1,5 +1,7 @@
-//! Tool calls: the gate's verdict on each `tool_call` (top-level or nested), and the lazy score
-//! of a tool nobody has scored yet, which the verdict waits for.
+//! Tool calls: the gate's verdict on each `tool_call` (top-level or nested), the lazy score of a
+//! tool nobody has scored yet, which the verdict waits for, and, when filtering was switched on
+//! mid-run, the registry read and the branch's baseline that the next boundary would otherwise
+//! be the first to write.
 
 use super::*;
 
@@ -36,6 +38,23 @@ impl Session {
             self.set_inventory(tools);
         }
         let mut effects = Vec::new();
+        if self.filtering_on() && self.registry.is_none() && !refreshed {
+            // Switched on since the registry was last read (it is never read while off, so the
+            // dialog can switch filtering on mid-run with no snapshot): read it now rather than
+            // fall back as if it could not be read. Blocked until the host does (fail closed).
+            return CallOutcome {
+                block: Some(blocked_reason(&pcd_model::BlockCode {
+                    kind: pcd_model::BlockKind::RegistryUnavailable,
+                    tool: call.tool.clone(),
+                    server: None,
+                    remedy: None,
+                })),
+                effects,
+                refresh_and_retry: true,
+                pending: None,
+            };
+        }
+        self.baseline_at_call(&mut effects);
         let verdict = match self.verdict(call) {
             Verdict::Pending(candidate) => {
                 tracing::debug!("scoring a tool on its first call");
@@ -88,6 +107,25 @@ impl Session {
             refresh_and_retry: unknown && !refreshed,
             pending: None,
         }
+    }
+
+    /// Filtering switched on mid-run (the dialog's save) with the branch's baseline not written
+    /// yet: it is written at the first call, so the tools already registered on the branch stay
+    /// available until the next boundary as after it (the model may have seen them), and tools
+    /// that register later are decided. Only where a boundary would write it (settings readable,
+    /// a readable branch whose ledger folds).
+    fn baseline_at_call(&mut self, effects: &mut Vec<Effect>) {
+        if !self.filtering_seen_off
+            || !self.filtering_on()
+            || !self.settings_readable
+            || self.branch.is_none()
+            || self.inventory.is_none()
+            || self.branch_untrusted()
+        {
+            return;
+        }
+        self.baseline(effects);
+        self.filtering_seen_off = false;
     }
 
     pub(super) fn verdict(&self, call: &ToolCallEvent) -> Verdict {

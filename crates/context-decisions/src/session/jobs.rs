@@ -141,8 +141,17 @@ impl Session {
                     self.first_prompt_text = pending.first_prompt.clone();
                 }
                 self.commit_scored_by(round, scorer, &mut effects);
-                if let Some((_, id)) = pending.lazy {
-                    self.lazy.committed(id);
+                match pending.lazy {
+                    Some((_, id)) => self.lazy.committed(id),
+                    // A prompt's pick: the tool rounds of its task may top up from its scores.
+                    None if matches!(
+                        pending.boundary,
+                        Boundary::InitialPrompt | Boundary::Prompt
+                    ) =>
+                    {
+                        self.task_decided = true
+                    }
+                    None => {}
                 }
             }
             Err(not) => {
@@ -370,7 +379,9 @@ impl Session {
 }
 
 /// One score per candidate from the answers; any failed request fails the round (a malformed
-/// answer only drops its own candidates).
+/// answer only drops its own candidates). The failure is the round's worst cause over every
+/// request, not its first: a configuration error or a cancellation anywhere in the round keeps
+/// `failMode: open` from granting anything ([`worse`]).
 pub(super) fn collect_scores(
     pending: &PendingJob,
     answers: Vec<Answer>,
@@ -379,13 +390,21 @@ pub(super) fn collect_scores(
         return Err(RoundFailure::Model);
     }
     let mut scores = vec![None; pending.set.candidates.len()];
+    let mut failure: Option<RoundFailure> = None;
     for (request, answer) in pending.requests.iter().zip(answers) {
-        let text = answer.map_err(|e| match e {
-            ModelError::Cancelled => RoundFailure::Cancelled,
-            ModelError::Configuration => RoundFailure::Configuration,
-            ModelError::Unavailable => RoundFailure::Model,
-            ModelError::TimedOut => RoundFailure::TimedOut,
-        })?;
+        let text = match answer {
+            Ok(text) => text,
+            Err(e) => {
+                let cause = match e {
+                    ModelError::Cancelled => RoundFailure::Cancelled,
+                    ModelError::Configuration => RoundFailure::Configuration,
+                    ModelError::Unavailable => RoundFailure::Model,
+                    ModelError::TimedOut => RoundFailure::TimedOut,
+                };
+                failure = Some(failure.map_or(cause, |f| worse(f, cause)));
+                continue;
+            }
+        };
         if let Ok(valid) = parse_answer(request, &text) {
             for (index, score) in valid {
                 if let Some(slot) = scores.get_mut(index) {
@@ -394,5 +413,21 @@ pub(super) fn collect_scores(
             }
         }
     }
-    Ok(scores)
+    failure.map_or(Ok(scores), Err)
+}
+
+/// The worse of two causes of one round's failure: a configuration error, then a cancellation
+/// (neither ever fails open), then a timeout, then a model failure.
+fn worse(a: RoundFailure, b: RoundFailure) -> RoundFailure {
+    let rank = |f: RoundFailure| match f {
+        RoundFailure::Configuration => 3,
+        RoundFailure::Cancelled => 2,
+        RoundFailure::TimedOut => 1,
+        RoundFailure::Model => 0,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
 }
