@@ -198,6 +198,31 @@ fn benches(crit: &mut Criterion) {
             })
         },
     );
+    // `mcp` mode with the model: 100 groups of 100 members, each group's vector its whole text's
+    // then its 100 member names' (10,100 vectors), so each group is also scored by its best
+    // member.
+    let group_vectors: Vec<Vec<f32>> = (0..100)
+        .map(|g| {
+            (0..101)
+                .flat_map(|m| vectors[(g * 101 + m) % vectors.len()].clone())
+                .collect()
+        })
+        .collect();
+    crit.bench_function(
+        "fused group ranking, 100 groups of 100 members with cached vectors, one prompt",
+        |b| {
+            b.iter(|| {
+                let lexical = grouped.scores(black_box(prompt));
+                semantic::scores_from_vectors(
+                    &lexical,
+                    std::slice::from_ref(black_box(&prompt_vector)),
+                    black_box(&group_vectors),
+                    false,
+                    pcd_model::Mode::Mcp,
+                )
+            })
+        },
+    );
     crit.bench_function("related words table, read once per process", |b| {
         b.iter(|| RelatedWords::parse(black_box(include_str!("../data/related-words.txt"))))
     });
