@@ -222,8 +222,10 @@ pub fn run(args: &EvalArgs) -> Result<String, String> {
         let threshold = options.decision.threshold;
         let is_default = threshold == DecisionSettings::default().threshold;
         let svg = pcd_ui_text::eval_sweep_svg(&sweep_rows(&value), threshold, is_default, &title);
-        std::fs::write(file, svg).map_err(|e| {
-            pcd_ui_text::plot_write_error(&file.display().to_string(), &e.kind().to_string())
+        // Replaced only when absent or a regular file of this user's: a link, a FIFO (which
+        // would block the write forever), a device or a folder there is an error.
+        pcd_bounded_read::replace::replace_file(file, svg.as_bytes(), 0o644).map_err(|e| {
+            pcd_ui_text::plot_write_error(&file.display().to_string(), &e.to_string())
         })?;
     }
     Ok(if args.json {
