@@ -253,7 +253,7 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         allowlists,
         classifier,
         files,
-        warnings,
+        mut warnings,
     } = applied_settings(args)?;
     let mut decision = settings.decision.clone();
     let overridden = args.selection.apply(&mut decision);
@@ -307,11 +307,14 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         let model = if args.lexical {
             Err(pcd_ui_text::LEXICAL_ASKED.to_owned())
         } else {
-            context_decisions::semantic::Semantic::load(&context_decisions::semantic::model_dirs(
-                args.model_dir.as_deref(),
+            context_decisions::semantic::Semantic::load(
+                &context_decisions::semantic::model_dirs(
+                    args.model_dir.as_deref(),
+                    args.agent_dir.as_deref(),
+                    None,
+                ),
                 args.agent_dir.as_deref(),
-                None,
-            ))
+            )
         };
         let (scores, used) = match &model {
             Ok(model) => {
@@ -321,7 +324,8 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
                     Some(model).zip(vectors.as_deref()),
                     &prompt,
                 );
-                model.save();
+                warnings.extend(model.notes().iter().cloned());
+                warnings.extend(model.save());
                 out
             }
             Err(reason) => (

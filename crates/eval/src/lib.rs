@@ -132,7 +132,7 @@ pub fn run(args: &EvalArgs) -> Result<String, String> {
             Calibration::from_weights(parse_list::<{ Calibration::WEIGHTS }>(c, "--calibration")?);
     }
     // The built-in defaults, unless the person names an agent directory to read.
-    let (mut settings, warnings) = match &args.agent_dir {
+    let (mut settings, mut warnings) = match &args.agent_dir {
         Some(dir) => {
             let global = context_decisions::load::load_global_settings(dir, false);
             let settings = match global.value {
@@ -168,8 +168,11 @@ pub fn run(args: &EvalArgs) -> Result<String, String> {
             args.agent_dir.as_deref(),
             None,
         );
-        match context_decisions::semantic::Semantic::load(&dirs) {
-            Ok(model) => options.semantic = Some(std::sync::Arc::new(model)),
+        match context_decisions::semantic::Semantic::load(&dirs, args.agent_dir.as_deref()) {
+            Ok(model) => {
+                warnings.extend(model.notes().iter().cloned());
+                options.semantic = Some(std::sync::Arc::new(model));
+            }
             Err(reason) => scorer_reason = reason,
         }
     }

@@ -389,6 +389,38 @@ pub enum FolderProblem {
     WritableByOthers,
 }
 
+/// Why the vector cache on disk was not read or not saved; its vectors are then kept in memory
+/// for the run, or recomputed. Names no path and nothing read. Its `Display` is the short reason
+/// ui-text's sentence embeds ("its folder can be written by other users").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum VectorCacheProblem {
+    /// The cache's folder is not private to this user (owner, mode, a link).
+    #[error("its folder {0}")]
+    Folder(FolderProblem),
+    /// The cache's folder could not be created.
+    #[error("its folder cannot be created ({0})")]
+    CreateFolder(std::io::ErrorKind),
+    /// The cache's file is not one this user may replace, or could not be written.
+    #[error("its file {0}")]
+    File(FileWriteProblem),
+    /// The cache's file can be written by other users: its entries are not read.
+    #[error("its file can be written by other users")]
+    FileWritableByOthers,
+    /// The per-user key that authenticates the entries could not be read.
+    #[error("its key file {0}")]
+    KeyUnreadable(FileReadProblem),
+    /// The per-user key is another user's, or others may read or write it.
+    #[error("its key file is not private to this user")]
+    KeyNotPrivate,
+    /// A new per-user key could not be written.
+    #[error("its key file {0}")]
+    KeyUnwritable(FileWriteProblem),
+    /// No absolute home folder or cache folder, or no agent folder for the key: there is no
+    /// place for a cache on disk.
+    #[error("there is no absolute home or cache folder to keep it in")]
+    NoPlace,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -49,7 +49,7 @@ pub use classify::{Classified, Classifier, Group, ToolKind};
 pub use codes::{
     AuditFinding, AuditFindingCode, BlockCode, BlockKind, ConfigFile, ConfigWarning,
     ConfigWarningCode, FileReadProblem, FileWriteProblem, FolderProblem, InventoryWarning,
-    InventoryWarningCode, Remedy, RemedyList,
+    InventoryWarningCode, Remedy, RemedyList, VectorCacheProblem,
 };
 pub use extension_name::extension_name;
 pub use json_text::lone_surrogates_replaced;
