@@ -406,4 +406,39 @@ mod tests {
         }
         assert_eq!(at(Some("/v.bin"), None, None), file("/v.bin"));
     }
+
+    /// Issue 32, item 7: a damaged first model folder was skipped without a word when a later
+    /// one loaded. It is named with the reason. Needs the model (`cargo xtask fetch-model`).
+    #[cfg(feature = "semantic")]
+    #[test]
+    fn a_damaged_model_folder_skipped_for_a_later_one_is_named() {
+        let good = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../.cache/models")
+            .join(pcd_embed::pinned::MODEL_FOLDER);
+        if !good.exists() {
+            return;
+        }
+        let damaged = tempfile::tempdir().unwrap();
+        let first = &pcd_embed::pinned::FILES[0];
+        std::fs::write(damaged.path().join(first.name), b"truncated").unwrap();
+        let dirs = [
+            ModelDir {
+                path: damaged.path().to_owned(),
+                role: pcd_ui_text::ModelFolder::Environment,
+            },
+            ModelDir {
+                path: good,
+                role: pcd_ui_text::ModelFolder::Checkout,
+            },
+        ];
+        let agent = tempfile::tempdir().unwrap();
+        let model = Semantic::load(&dirs, Some(agent.path())).expect("the later folder loads");
+        let notes = model.notes().join("\n");
+        assert!(
+            notes.contains("PCD_MODEL_DIR")
+                && notes.contains("skipped")
+                && notes.contains(first.name),
+            "{notes}"
+        );
+    }
 }
