@@ -277,7 +277,15 @@ pub(crate) fn answer(
             return Err(context_decisions::binding::SEMANTIC_LOADING.to_owned())
         }
     };
-    // A prompt's texts are never in the cache (they are not kept); the candidates' may be.
+    // A prompt's texts are never in the cache (they are not kept); the candidates' may be, and
+    // their entries are checked together first.
+    let candidates: Vec<&str> = job
+        .texts
+        .iter()
+        .skip(job.prompts)
+        .map(String::as_str)
+        .collect();
+    model.check_cached(&candidates);
     let mut vectors: Vec<Option<Vec<f32>>> = job
         .texts
         .iter()

@@ -218,6 +218,14 @@ mod real {
             Some(v)
         }
 
+        /// Checks the cache's entries of `texts` together (see `VectorCache::check`), before
+        /// they are looked up one by one.
+        pub fn check_cached(&self, texts: &[&str]) {
+            if let Ok(mut cache) = self.cache.lock() {
+                cache.check(texts);
+            }
+        }
+
         /// The vectors of a prompt's `texts` ([`embedded::prompt_texts`]), read within one
         /// text's bound in all and encoded in one pass ([`MiniLm::embed_prompt`]); never cached:
         /// a user's words are not kept on disk, not even as a vector.
@@ -309,6 +317,9 @@ mod real {
             None
         }
 
+        /// Never called: there is no cache.
+        pub fn check_cached(&self, _texts: &[&str]) {}
+
         /// Nothing to save.
         pub fn save(&self) -> Option<String> {
             None
@@ -326,6 +337,10 @@ pub use real::Semantic;
 impl semantic::TextEmbedder for Semantic {
     fn embed(&self, text: &str) -> Option<Vec<f32>> {
         self.vector(text)
+    }
+
+    fn prepare(&self, texts: &[&str]) {
+        self.check_cached(texts);
     }
 }
 

@@ -12,6 +12,12 @@ use crate::candidates::{Candidate, CandidateKey};
 pub trait TextEmbedder {
     /// The vector of `text`, or `None` when it could not be embedded.
     fn embed(&self, text: &str) -> Option<Vec<f32>>;
+
+    /// Told the texts about to be embedded, all at once, before [`TextEmbedder::embed`] is asked
+    /// for each (an embedder with a cache checks their entries together). Does nothing by default.
+    fn prepare(&self, texts: &[&str]) {
+        let _ = texts;
+    }
 }
 
 /// Writes a tool name as words: `mcp__dev_radius__page_oncall` -> `dev radius page oncall`,
@@ -67,10 +73,9 @@ pub fn candidate_vectors(
     embedder: &(impl TextEmbedder + ?Sized),
     candidates: &[Candidate],
 ) -> Option<Vec<Vec<f32>>> {
-    candidates
-        .iter()
-        .map(|c| embedder.embed(&candidate_text(c)))
-        .collect()
+    let texts: Vec<String> = candidates.iter().map(candidate_text).collect();
+    embedder.prepare(&texts.iter().map(String::as_str).collect::<Vec<_>>());
+    texts.iter().map(|t| embedder.embed(t)).collect()
 }
 
 /// How far a vector's squared length may be from 1 and still count as a unit vector. The
