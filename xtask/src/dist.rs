@@ -369,14 +369,7 @@ fn stage_model(root: &Path, dir: &Path) -> Result<Vec<String>, DistError> {
     fs::create_dir_all(dir).map_err(file_error(dir))?;
     let mut files = Vec::new();
     for file in &pinned::FILES {
-        let staged = dir.join(file.name);
-        copy(&source.join(file.name), &staged)?;
-        crate::model::verify(&staged, file).map_err(|e| {
-            DistError::Invalid(format!(
-                "the model's {} is not the pinned file, so it is not packed: {e}",
-                file.name
-            ))
-        })?;
+        stage_pinned(&source.join(file.name), &dir.join(file.name), file)?;
         files.push(file.name.to_owned());
     }
     for file in LICENCE_FILES {
@@ -387,6 +380,30 @@ fn stage_model(root: &Path, dir: &Path) -> Result<Vec<String>, DistError> {
     files.push(NOTICE_FILE.to_owned());
     write(&dir.join("package.json"), &pretty(&model_manifest(&files)))?;
     Ok(files)
+}
+
+/// Copies one pinned model file from `source` to `staged`, verified before (the source is opened
+/// without blocking, only as a regular file, read at most to its pinned size and hashed, so a
+/// FIFO, a device such as `/dev/zero` behind a link or an endless file is refused at once and
+/// nothing is written) and after (what was written is the pinned file).
+fn stage_pinned(source: &Path, staged: &Path, file: &pinned::PinnedFile) -> Result<(), DistError> {
+    let not_pinned = |e: crate::model::FetchError| {
+        DistError::Invalid(format!(
+            "the model's {} is not the pinned file, so it is not packed: {e}",
+            file.name
+        ))
+    };
+    let mut verified = crate::model::open_verified(
+        source,
+        file.bytes,
+        file.sha256,
+        &source.display().to_string(),
+    )
+    .map_err(not_pinned)?;
+    let mut out = fs::File::create(staged).map_err(file_error(staged))?;
+    std::io::copy(&mut verified, &mut out).map_err(file_error(source))?;
+    drop(out);
+    crate::model::verify(staged, file).map_err(not_pinned)
 }
 
 /// The model package's manifest. It has no `main`: the extension asks npm's resolution for its
@@ -985,6 +1002,37 @@ fn write(path: &Path, text: &str) -> Result<(), DistError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 32, item 6: `dist` copied the model's files before checking them, with no bound, so
+    /// a FIFO hung the packing and `/dev/zero` behind a link or a huge file filled the disk. Each
+    /// is refused at once, naming what it is, and nothing is staged.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_model_file_that_is_endless_or_not_regular_is_refused_before_a_byte_is_copied() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = &pinned::FILES[2];
+        let staged = dir.path().join("staged");
+        let fifo = dir.path().join("fifo");
+        assert!(Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let zero = dir.path().join("zero");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let huge = dir.path().join("huge");
+        fs::File::create(&huge).unwrap().set_len(1 << 40).unwrap();
+        for (source, says) in [(&fifo, "FIFO"), (&zero, "device"), (&huge, "larger")] {
+            let started = std::time::Instant::now();
+            let error = stage_pinned(source, &staged, file).unwrap_err().to_string();
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(2),
+                "{says}"
+            );
+            assert!(error.contains(says) && error.contains(file.name), "{error}");
+            assert!(!staged.exists(), "nothing is staged for {says}");
+        }
+    }
 
     #[test]
     fn the_main_package_ships_every_file_the_extension_loads() {

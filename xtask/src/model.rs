@@ -263,7 +263,7 @@ pub fn verify(path: &Path, file: &PinnedFile) -> Result<(), FetchError> {
 }
 
 /// Opens `path` (at most `bytes` bytes), checks its size and SHA-256, and returns it rewound.
-fn open_verified(
+pub(crate) fn open_verified(
     path: &Path,
     bytes: u64,
     sha256: &str,

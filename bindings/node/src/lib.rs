@@ -436,6 +436,7 @@ impl PiSession {
             None => Err(String::new()),
         };
         self.inner.set_semantic(can);
+        self.warnings.extend(semantic::take_notes());
         if let Some(semantic::ModelState::Off {
             reason,
             folder_found: true,

@@ -38,6 +38,23 @@ static MODEL: OnceLock<Model> = OnceLock::new();
 static EMBEDDING: Mutex<()> = Mutex::new(());
 /// Background embeddings running or waiting (for tests and benches: `semanticState`).
 static WARMING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// What the person is to be told about the model and its vector cache (a folder skipped, a
+/// cache on disk not used, a save that failed: ui-text's sentences), until a session shows it.
+static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Takes the notes no session has shown yet.
+pub(crate) fn take_notes() -> Vec<String> {
+    NOTES
+        .lock()
+        .map(|mut n| std::mem::take(&mut *n))
+        .unwrap_or_default()
+}
+
+fn note(sentences: impl IntoIterator<Item = String>) {
+    if let Ok(mut notes) = NOTES.lock() {
+        notes.extend(sentences);
+    }
+}
 
 /// The bound a round waits for its vectors: 250 ms, or `PCD_SEMANTIC_WAIT_MS` (0 to 60000) when
 /// set, for slow machines and tests.
@@ -54,10 +71,11 @@ pub(crate) fn wait_bound() -> Duration {
 /// `package` is the folder of the model's npm package, when the extension found one.
 pub(crate) fn start_loading(agent_dir: &Path, package: Option<&Path>) {
     let dirs = model_dirs(None, Some(agent_dir), package);
+    let agent_dir = agent_dir.to_owned();
     MODEL.get_or_init(|| {
         let spawned = std::thread::Builder::new()
             .name("pcd-model-load".into())
-            .spawn(move || load(dirs));
+            .spawn(move || load(dirs, &agent_dir));
         let state = match spawned {
             Ok(_) => ModelState::Loading,
             Err(_) => ModelState::Off {
@@ -72,11 +90,14 @@ pub(crate) fn start_loading(agent_dir: &Path, package: Option<&Path>) {
     });
 }
 
-fn load(dirs: Vec<ModelDir>) {
+fn load(dirs: Vec<ModelDir>, agent_dir: &Path) {
     let started = Instant::now();
     let folder_found = dirs.iter().any(|d| d.path.exists());
-    let state = match Semantic::load(&dirs) {
-        Ok(model) => ModelState::Ready(Arc::new(model)),
+    let state = match Semantic::load(&dirs, Some(agent_dir)) {
+        Ok(model) => {
+            note(model.notes().iter().cloned());
+            ModelState::Ready(Arc::new(model))
+        }
         Err(reason) => ModelState::Off {
             reason,
             folder_found,
@@ -199,8 +220,8 @@ fn embed_in_background(
                     send(i, v);
                 }
             }
-            // Writes only when something was added.
-            model.save();
+            // Writes only when something was added; a failure is told once.
+            note(model.save());
             if let Some((i, v)) = last {
                 send(i, v);
             }
@@ -256,7 +277,15 @@ pub(crate) fn answer(
             return Err(context_decisions::binding::SEMANTIC_LOADING.to_owned())
         }
     };
-    // A prompt's texts are never in the cache (they are not kept); the candidates' may be.
+    // A prompt's texts are never in the cache (they are not kept); the candidates' may be, and
+    // their entries are checked together first.
+    let candidates: Vec<&str> = job
+        .texts
+        .iter()
+        .skip(job.prompts)
+        .map(String::as_str)
+        .collect();
+    model.check_cached(&candidates);
     let mut vectors: Vec<Option<Vec<f32>>> = job
         .texts
         .iter()

@@ -201,5 +201,7 @@ fn open_problem(path: &Path, error: &io::Error, follow: Follow) -> FileReadProbl
     }
 }
 
+pub mod replace;
+
 #[cfg(test)]
 mod tests;

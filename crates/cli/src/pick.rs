@@ -185,6 +185,8 @@ struct Applied {
     allowlists: Allowlists,
     classifier: Classifier,
     files: Vec<(&'static str, std::path::PathBuf)>,
+    /// The files that are there but could not be read (`global`, `project`).
+    unreadable: Vec<&'static str>,
     warnings: Vec<String>,
 }
 
@@ -211,6 +213,16 @@ fn applied_settings(args: &PickArgs) -> Result<Applied, String> {
     }
     let mut warnings = global.warnings;
     warnings.extend(project.warnings);
+    let mut unreadable = Vec::new();
+    if matches!(
+        global.value,
+        context_decisions::session::SettingsRead::Unreadable
+    ) {
+        unreadable.push("global");
+    }
+    if matches!(project.value, pcd_gate::ProjectRead::Unreadable) {
+        unreadable.push("project");
+    }
     let settings = match global.value {
         context_decisions::session::SettingsRead::Read(s) => s,
         context_decisions::session::SettingsRead::Unreadable => Settings::default(),
@@ -241,6 +253,7 @@ fn applied_settings(args: &PickArgs) -> Result<Applied, String> {
         allowlists,
         classifier,
         files,
+        unreadable,
         warnings,
     })
 }
@@ -253,7 +266,8 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         allowlists,
         classifier,
         files,
-        warnings,
+        unreadable,
+        mut warnings,
     } = applied_settings(args)?;
     let mut decision = settings.decision.clone();
     let overridden = args.selection.apply(&mut decision);
@@ -307,11 +321,14 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         let model = if args.lexical {
             Err(pcd_ui_text::LEXICAL_ASKED.to_owned())
         } else {
-            context_decisions::semantic::Semantic::load(&context_decisions::semantic::model_dirs(
-                args.model_dir.as_deref(),
+            context_decisions::semantic::Semantic::load(
+                &context_decisions::semantic::model_dirs(
+                    args.model_dir.as_deref(),
+                    args.agent_dir.as_deref(),
+                    None,
+                ),
                 args.agent_dir.as_deref(),
-                None,
-            ))
+            )
         };
         let (scores, used) = match &model {
             Ok(model) => {
@@ -322,7 +339,8 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
                     &prompt,
                     mode,
                 );
-                model.save();
+                warnings.extend(model.notes().iter().cloned());
+                warnings.extend(model.save());
                 out
             }
             Err(reason) => (
@@ -426,6 +444,7 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
             .map(|(scope, path)| json!({ "scope": scope, "path": path.display().to_string() }))
             .collect::<Vec<_>>(),
         "overridden": overridden,
+        "settings_unreadable": unreadable,
         "warnings": warnings,
         "candidates": set.candidates.len(),
         "available": available,
@@ -502,6 +521,8 @@ fn render(v: &Value) -> String {
             })
             .collect(),
         overridden: list(&v["overridden"]).iter().map(text).collect(),
+        global_unreadable: list(&v["settings_unreadable"]).contains(&json!("global")),
+        project_unreadable: list(&v["settings_unreadable"]).contains(&json!("project")),
         best_withheld,
     })
 }
@@ -586,6 +607,28 @@ mod tests {
             lexical: true,
             model_dir: None,
         }
+    }
+
+    /// Issue 32, item 7: settings that could not be read gave a headline as if they applied.
+    #[test]
+    fn pick_leads_with_settings_that_could_not_be_read() {
+        let mut args = args("weather in Porto", "tools");
+        let agent = args.agent_dir.clone().unwrap();
+        std::fs::create_dir_all(agent.join("pi-context-decisions")).unwrap();
+        std::fs::write(
+            agent.join("pi-context-decisions/settings.json"),
+            b"{\"tools\": {",
+        )
+        .unwrap();
+        args.json = false;
+        let out = run(&args).unwrap();
+        assert!(
+            out.starts_with("the settings could not be read (see the warning below)"),
+            "{out}"
+        );
+        args.json = true;
+        let v: Value = serde_json::from_str(&run(&args).unwrap()).unwrap();
+        assert_eq!(v["settings_unreadable"], json!(["global"]));
     }
 
     #[test]

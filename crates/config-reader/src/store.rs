@@ -194,6 +194,21 @@ pub enum StoreError {
         /// 1-based column (in bytes) of its backslash.
         column: usize,
     },
+    /// The file holds a number too large for an f64 (`1e400`). Reading it works field by field
+    /// (that field is out of range and takes its default), but a save would rewrite that number,
+    /// so it is refused.
+    #[error(
+        "{} was not saved: it holds a number too large to read (at line {line}, column {column})",
+        file.describe()
+    )]
+    HugeNumber {
+        /// Which file.
+        file: StoreFile,
+        /// 1-based line of the first such number.
+        line: usize,
+        /// 1-based column (in bytes) of its first character.
+        column: usize,
+    },
     /// A change would save an entry that breaks the allowlist rules.
     #[error("{} cannot save entry {index} of the change: {error}", file.describe())]
     InvalidEntry {

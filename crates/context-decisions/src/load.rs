@@ -35,6 +35,7 @@ pub(crate) fn problem(error: &StoreError) -> FileProblem {
         StoreError::NotRegularFile { .. } => FileProblem::NotRegularFile,
         StoreError::LockNotRegularFile { .. } => FileProblem::LockNotRegularFile,
         StoreError::NotUnicode { .. } => FileProblem::NotUnicode,
+        StoreError::HugeNumber { .. } => FileProblem::HugeNumber,
         StoreError::Io { step, kind, .. } => FileProblem::Io {
             step: file_step(*step),
             kind: *kind,

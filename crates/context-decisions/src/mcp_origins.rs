@@ -15,7 +15,7 @@ pub const AGENT_DIR_ENV: &str = "PI_CODING_AGENT_DIR";
 /// sentences are ui-text's ([`pcd_ui_text::agent_dir_error`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AgentDirError {
-    /// `~` is needed but there is no home folder (`HOME` unset or empty).
+    /// `~` is needed but there is no home folder (`HOME` unset, empty or relative).
     #[error(
         "{}",
         pcd_ui_text::agent_dir_error(pcd_ui_text::AgentDirProblem::NoHome)
@@ -36,8 +36,10 @@ pub fn resolve_agent_dir(
     env_value: Option<&OsStr>,
     home: Option<&Path>,
 ) -> Result<PathBuf, AgentDirError> {
+    // A relative home (`HOME=.`, `HOME=repo`) would put the agent folder, its settings and the
+    // vector cache's secret in whatever folder Pi runs in: it counts as no home.
     let home = || {
-        home.filter(|h| !h.as_os_str().is_empty())
+        home.filter(|h| h.is_absolute())
             .map(Path::to_path_buf)
             .ok_or(AgentDirError::NoHome)
     };
@@ -136,6 +138,17 @@ mod tests {
         assert_eq!(r(Some("file://remote/x")), Err(AgentDirError::BadFileUrl));
         assert_eq!(r(Some("file:///a%2Fb")), Err(AgentDirError::BadFileUrl));
         assert_eq!(resolve_agent_dir(None, None), Err(AgentDirError::NoHome));
+        // Issue 32, item 3: a relative or empty home put the settings (and the vector cache's
+        // secret) in whatever folder Pi runs in. It counts as no home, with `~` too.
+        for home in ["", ".", "repo", "./home/u"] {
+            let home = Some(Path::new(home));
+            assert_eq!(resolve_agent_dir(None, home), Err(AgentDirError::NoHome));
+            let tilde = OsString::from("~/agent");
+            assert_eq!(
+                resolve_agent_dir(Some(&tilde), home),
+                Err(AgentDirError::NoHome)
+            );
+        }
         assert_eq!(
             resolve_agent_dir(Some(&OsString::from("/set")), None).unwrap(),
             PathBuf::from("/set")

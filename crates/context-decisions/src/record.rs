@@ -143,10 +143,13 @@ impl FileSink {
                 .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
         }
         let mut file = options.open(path)?;
-        if !file.metadata()?.is_file() {
+        // Only a regular file this user owns is truncated and written: another account's file
+        // (in a shared folder) is refused, as every file the program writes.
+        let uid = pcd_bounded_read::replace::effective_uid();
+        if pcd_bounded_read::replace::replaceable(&file.metadata()?, uid).is_some() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
-                "not a regular file",
+                "not a regular file of this user's",
             ));
         }
         #[cfg(unix)]
@@ -789,6 +792,24 @@ mod tests {
         let started = std::time::Instant::now();
         assert!(FileSink::create(&fifo).is_err());
         assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Issue 32: another account's file at the recording's path is never truncated (root can
+    /// make one; otherwise there is nothing to try).
+    #[cfg(unix)]
+    #[test]
+    fn another_users_file_as_the_recording_is_refused_and_kept() {
+        if pcd_bounded_read::replace::effective_uid() != 0 {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("pcd-record-owner-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let theirs = dir.join("recording.json");
+        std::fs::write(&theirs, b"theirs").unwrap();
+        std::os::unix::fs::chown(&theirs, Some(4242), Some(4242)).unwrap();
+        assert!(FileSink::create(&theirs).is_err());
+        assert_eq!(std::fs::read(&theirs).unwrap(), b"theirs");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

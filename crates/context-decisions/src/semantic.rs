@@ -56,14 +56,7 @@ pub fn model_dirs(
     if let Some(env) = std::env::var_os("PCD_MODEL_DIR") {
         dirs.push(dir(PathBuf::from(env), ModelFolder::Environment));
     }
-    let agent = agent_dir.map(Path::to_owned).or_else(|| {
-        crate::mcp_origins::resolve_agent_dir(
-            std::env::var_os(crate::mcp_origins::AGENT_DIR_ENV).as_deref(),
-            std::env::var_os("HOME").map(PathBuf::from).as_deref(),
-        )
-        .ok()
-    });
-    if let Some(agent) = agent {
+    if let Some(agent) = agent_or_env(agent_dir) {
         dirs.push(dir(
             agent
                 .join("pi-context-decisions")
@@ -87,22 +80,52 @@ pub fn model_dirs(
     dirs
 }
 
+/// `agent_dir` (`--agent-dir`, or the folder the extension was given), else Pi's agent folder
+/// from the environment, if it resolves ([`crate::mcp_origins::resolve_agent_dir`]: never from a
+/// relative `HOME`).
+pub fn agent_or_env(agent_dir: Option<&Path>) -> Option<PathBuf> {
+    agent_dir.map(Path::to_owned).or_else(|| {
+        crate::mcp_origins::resolve_agent_dir(
+            std::env::var_os(crate::mcp_origins::AGENT_DIR_ENV).as_deref(),
+            std::env::var_os("HOME").map(PathBuf::from).as_deref(),
+        )
+        .ok()
+    })
+}
+
 /// The vector cache's file: `PCD_VECTOR_CACHE`, else
-/// `$XDG_CACHE_HOME/pi-context-decisions/vectors.bin` (or `~/.cache/…`). A relative path in
-/// either is ignored (it would name a file in whatever folder Pi runs in, such as a checked-out
-/// repository's).
+/// `$XDG_CACHE_HOME/pi-context-decisions/vectors.bin`, else `$HOME/.cache/…`, following the XDG
+/// base directory rules: a relative or empty path in any of them is ignored (it would name a file
+/// in whatever folder Pi runs in, such as a checked-out repository's, which could ship a planted
+/// cache). `None` (no absolute one): no cache on disk, vectors are kept in memory for the run.
 pub fn cache_file() -> Option<PathBuf> {
-    if let Some(file) = std::env::var_os("PCD_VECTOR_CACHE")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-    {
+    cache_file_from(
+        std::env::var_os("PCD_VECTOR_CACHE").as_deref(),
+        std::env::var_os("XDG_CACHE_HOME").as_deref(),
+        std::env::var_os("HOME").as_deref(),
+    )
+}
+
+/// [`cache_file`] over the three variables' values, passed in so it stays testable.
+pub fn cache_file_from(
+    explicit: Option<&std::ffi::OsStr>,
+    xdg_cache_home: Option<&std::ffi::OsStr>,
+    home: Option<&std::ffi::OsStr>,
+) -> Option<PathBuf> {
+    let absolute = |v: Option<&std::ffi::OsStr>| v.map(PathBuf::from).filter(|p| p.is_absolute());
+    if let Some(file) = absolute(explicit) {
         return Some(file);
     }
-    let root = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    let root = absolute(xdg_cache_home).or_else(|| absolute(home).map(|h| h.join(".cache")))?;
     Some(root.join("pi-context-decisions").join("vectors.bin"))
+}
+
+/// The per-user secret that authenticates the vector cache's entries:
+/// `<agent dir>/pi-context-decisions/vector-cache.key`.
+pub fn cache_secret_file(agent_dir: &Path) -> PathBuf {
+    agent_dir
+        .join("pi-context-decisions")
+        .join(pcd_embed::pinned::CACHE_SECRET_FILE)
 }
 
 #[cfg(feature = "semantic")]
@@ -116,10 +139,14 @@ mod real {
     /// The bound on the vector cache: 64 MiB, about 42,000 vectors.
     const CACHE_BYTES: u64 = 64 << 20;
 
-    /// The loaded model and its vector cache.
+    /// The loaded model and its vector cache (on disk, or in memory for the run).
     pub struct Semantic {
         model: MiniLm,
-        cache: Option<Mutex<VectorCache>>,
+        cache: Mutex<VectorCache>,
+        /// What the person is told once: folders skipped, a cache on disk not used.
+        notes: Vec<String>,
+        /// Whether a failed save was already said.
+        save_failed: std::sync::atomic::AtomicBool,
     }
 
     impl std::fmt::Debug for Semantic {
@@ -132,10 +159,15 @@ mod real {
         /// Loads the model from the first of `dirs` that holds one, or says why none could be
         /// used: the first folder that is there but unusable (naming the file and what was
         /// wrong), else the first folder looked for (the most specific: `--model-dir`,
-        /// `PCD_MODEL_DIR`, or the agent folder's, where a Pi user installs it).
-        pub fn load(dirs: &[ModelDir]) -> Result<Semantic, String> {
+        /// `PCD_MODEL_DIR`, or the agent folder's, where a Pi user installs it). A folder that
+        /// is there but unusable before the one that loads is named in [`Semantic::notes`].
+        /// The vector cache is [`cache_file`] with its secret in `agent_dir`
+        /// ([`cache_secret_file`]); without either, or when the cache on disk cannot be
+        /// trusted, vectors are kept in memory for the run (and the notes say why).
+        pub fn load(dirs: &[ModelDir], agent_dir: Option<&Path>) -> Result<Semantic, String> {
             let mut problem = String::from("no model folder to look in");
             let (mut unusable, mut missing) = (false, false);
+            let mut notes = Vec::new();
             for ModelDir { path: dir, role } in dirs {
                 if !dir.exists() {
                     if !unusable && !missing {
@@ -146,24 +178,31 @@ mod real {
                 }
                 match MiniLm::load(dir) {
                     Ok(model) => {
-                        let cache = cache_file().map(|file| {
-                            Mutex::new(VectorCache::open(
-                                &file,
-                                model.vectors_key(),
-                                pcd_embed::DIMENSION,
-                                CACHE_BYTES,
-                            ))
+                        let (cache, note) = open_cache(&model, agent_dir);
+                        notes.extend(note);
+                        return Ok(Semantic {
+                            model,
+                            cache: Mutex::new(cache),
+                            notes,
+                            save_failed: false.into(),
                         });
-                        return Ok(Semantic { model, cache });
                     }
-                    Err(e) if !unusable => {
-                        unusable = true;
-                        problem = pcd_ui_text::semantic_model_unusable(*role, &e.to_string())
+                    Err(e) => {
+                        notes.push(pcd_ui_text::semantic_model_skipped(*role, &e.to_string()));
+                        if !unusable {
+                            unusable = true;
+                            problem = pcd_ui_text::semantic_model_unusable(*role, &e.to_string());
+                        }
                     }
-                    Err(_) => {}
                 }
             }
             Err(problem)
+        }
+
+        /// What the person should be told about the load: model folders skipped, and why the
+        /// vector cache on disk is not used. Sentences from ui-text.
+        pub fn notes(&self) -> &[String] {
+            &self.notes
         }
 
         /// The vector of `text`, from the cache or the model. Only unit vectors are cached.
@@ -173,13 +212,19 @@ mod real {
             }
             let v = self.model.embed(text).ok()?;
             if is_unit(&v) {
-                if let Some(cache) = &self.cache {
-                    if let Ok(mut cache) = cache.lock() {
-                        cache.insert(text, &v);
-                    }
+                if let Ok(mut cache) = self.cache.lock() {
+                    cache.insert(text, &v);
                 }
             }
             Some(v)
+        }
+
+        /// Checks the cache's entries of `texts` together (see `VectorCache::check`), before
+        /// they are looked up one by one.
+        pub fn check_cached(&self, texts: &[&str]) {
+            if let Ok(mut cache) = self.cache.lock() {
+                cache.check(texts);
+            }
         }
 
         /// The vectors of a prompt's `texts` ([`embedded::prompt_texts`]), read within one
@@ -193,29 +238,54 @@ mod real {
         /// model. An entry off the unit sphere (a flipped bit, a planted file) is not the
         /// model's: it counts as missing, so the text is embedded again and the entry replaced.
         pub fn cached(&self, text: &str) -> Option<Vec<f32>> {
-            self.cache
-                .as_ref()?
-                .lock()
-                .ok()?
-                .get(text)
-                .filter(|v| is_unit(v))
+            self.cache.lock().ok()?.get(text).filter(|v| is_unit(v))
         }
 
-        /// Writes what was added to the cache (a failure only costs time next run). The file is
-        /// written after the cache's lock is released, so a round looking up its vectors meanwhile
-        /// is not held up by the disk.
-        pub fn save(&self) {
-            let Some(cache) = &self.cache else {
-                return;
-            };
-            let pending = match cache.lock() {
+        /// Writes what was added to the cache (a failure only costs time next run, and is said
+        /// once a run: the returned sentence, for the host to show). The file is written after
+        /// the cache's lock is released, so a round looking up its vectors meanwhile is not held
+        /// up by the disk.
+        pub fn save(&self) -> Option<String> {
+            let pending = match self.cache.lock() {
                 Ok(mut cache) => cache.take_save(),
                 Err(_) => None,
             };
-            if let Some(Err(e)) = pending.map(pcd_embed::cache::PendingSave::write) {
-                tracing::debug!(error = %e.kind(), "the vector cache was not saved");
-            }
+            let problem = pending?.write().err()?;
+            tracing::debug!(%problem, "the vector cache was not saved");
+            let first = !self
+                .save_failed
+                .swap(true, std::sync::atomic::Ordering::Relaxed);
+            first.then(|| pcd_ui_text::vector_cache_not_saved(problem))
         }
+    }
+
+    /// The vector cache for `model`: on disk at [`cache_file`] with the secret in `agent_dir`,
+    /// else in memory, with the sentence saying why when the disk is not used.
+    fn open_cache(model: &MiniLm, agent_dir: Option<&Path>) -> (VectorCache, Option<String>) {
+        let in_memory = || VectorCache::in_memory(model.vectors_key(), pcd_embed::DIMENSION);
+        let place = cache_file().zip(agent_dir.map(Path::to_owned).or_else(|| agent_or_env(None)));
+        let Some((file, agent)) = place else {
+            let note = pcd_ui_text::vector_cache_not_used(pcd_model::VectorCacheProblem::NoPlace);
+            return (in_memory(), Some(note));
+        };
+        let secret = match pcd_embed::cache::CacheSecret::load_or_create(&cache_secret_file(&agent))
+        {
+            Ok(secret) => secret,
+            Err(problem) => {
+                return (
+                    in_memory(),
+                    Some(pcd_ui_text::vector_cache_not_used(problem)),
+                );
+            }
+        };
+        let (cache, problem) = VectorCache::open(
+            &file,
+            &secret,
+            model.vectors_key(),
+            pcd_embed::DIMENSION,
+            CACHE_BYTES,
+        );
+        (cache, problem.map(pcd_ui_text::vector_cache_not_used))
     }
 }
 
@@ -229,7 +299,7 @@ mod real {
 
     impl Semantic {
         /// Always says the program was built without the semantic signal.
-        pub fn load(_dirs: &[ModelDir]) -> Result<Semantic, String> {
+        pub fn load(_dirs: &[ModelDir], _agent_dir: Option<&Path>) -> Result<Semantic, String> {
             Err(pcd_ui_text::SEMANTIC_NOT_BUILT.to_owned())
         }
 
@@ -248,8 +318,18 @@ mod real {
             None
         }
 
+        /// Never called: there is no cache.
+        pub fn check_cached(&self, _texts: &[&str]) {}
+
         /// Nothing to save.
-        pub fn save(&self) {}
+        pub fn save(&self) -> Option<String> {
+            None
+        }
+
+        /// Nothing to say.
+        pub fn notes(&self) -> &[String] {
+            &[]
+        }
     }
 }
 
@@ -258,6 +338,10 @@ pub use real::Semantic;
 impl semantic::TextEmbedder for Semantic {
     fn embed(&self, text: &str) -> Option<Vec<f32>> {
         self.vector(text)
+    }
+
+    fn prepare(&self, texts: &[&str]) {
+        self.check_cached(texts);
     }
 }
 
@@ -310,4 +394,76 @@ pub fn scores_with_prompt(
         ),
         ScorerUsed::Fused,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    /// Issue 32, item 3: an empty or relative `HOME` or `XDG_CACHE_HOME` put the cache in the
+    /// folder Pi runs in (a checked-out repository could ship a planted one). The XDG rules:
+    /// a relative `XDG_CACHE_HOME` is ignored, and without an absolute one or an absolute `HOME`
+    /// there is no cache on disk.
+    #[test]
+    fn the_cache_is_never_in_a_relative_folder() {
+        let at = |explicit: Option<&str>, xdg: Option<&str>, home: Option<&str>| {
+            cache_file_from(
+                explicit.map(OsStr::new),
+                xdg.map(OsStr::new),
+                home.map(OsStr::new),
+            )
+        };
+        let file = |p: &str| Some(PathBuf::from(p));
+        assert_eq!(
+            at(None, Some("/x/cache"), Some("/home/u")),
+            file("/x/cache/pi-context-decisions/vectors.bin")
+        );
+        for xdg in [None, Some(""), Some("cache"), Some("./.cache")] {
+            assert_eq!(
+                at(None, xdg, Some("/home/u")),
+                file("/home/u/.cache/pi-context-decisions/vectors.bin")
+            );
+            for home in [None, Some(""), Some("."), Some("repo")] {
+                assert_eq!(at(None, xdg, home), None, "{xdg:?} {home:?}");
+                assert_eq!(at(Some("vectors.bin"), xdg, home), None);
+            }
+        }
+        assert_eq!(at(Some("/v.bin"), None, None), file("/v.bin"));
+    }
+
+    /// Issue 32, item 7: a damaged first model folder was skipped without a word when a later
+    /// one loaded. It is named with the reason. Needs the model (`cargo xtask fetch-model`).
+    #[cfg(feature = "semantic")]
+    #[test]
+    fn a_damaged_model_folder_skipped_for_a_later_one_is_named() {
+        let good = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../.cache/models")
+            .join(pcd_embed::pinned::MODEL_FOLDER);
+        if !good.exists() {
+            return;
+        }
+        let damaged = tempfile::tempdir().unwrap();
+        let first = &pcd_embed::pinned::FILES[0];
+        std::fs::write(damaged.path().join(first.name), b"truncated").unwrap();
+        let dirs = [
+            ModelDir {
+                path: damaged.path().to_owned(),
+                role: pcd_ui_text::ModelFolder::Environment,
+            },
+            ModelDir {
+                path: good,
+                role: pcd_ui_text::ModelFolder::Checkout,
+            },
+        ];
+        let agent = tempfile::tempdir().unwrap();
+        let model = Semantic::load(&dirs, Some(agent.path())).expect("the later folder loads");
+        let notes = model.notes().join("\n");
+        assert!(
+            notes.contains("PCD_MODEL_DIR")
+                && notes.contains("skipped")
+                && notes.contains(first.name),
+            "{notes}"
+        );
+    }
 }

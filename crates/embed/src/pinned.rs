@@ -82,3 +82,7 @@ pub const NPM_PACKAGE: &str = "pi-context-decisions-model-all-minilm-l6-v2";
 /// not publish the weights again. Raised whenever the pinned files or the package's own files
 /// (its notice, its manifest) change.
 pub const NPM_PACKAGE_VERSION: &str = "0.1.0";
+
+/// The name of the vector cache's per-user secret in `<agent dir>/pi-context-decisions/` (here,
+/// not in `cache`, so hosts built without the model name it too).
+pub const CACHE_SECRET_FILE: &str = "vector-cache.key";

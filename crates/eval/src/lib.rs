@@ -132,7 +132,7 @@ pub fn run(args: &EvalArgs) -> Result<String, String> {
             Calibration::from_weights(parse_list::<{ Calibration::WEIGHTS }>(c, "--calibration")?);
     }
     // The built-in defaults, unless the person names an agent directory to read.
-    let (mut settings, warnings) = match &args.agent_dir {
+    let (mut settings, mut warnings) = match &args.agent_dir {
         Some(dir) => {
             let global = context_decisions::load::load_global_settings(dir, false);
             let settings = match global.value {
@@ -168,8 +168,11 @@ pub fn run(args: &EvalArgs) -> Result<String, String> {
             args.agent_dir.as_deref(),
             None,
         );
-        match context_decisions::semantic::Semantic::load(&dirs) {
-            Ok(model) => options.semantic = Some(std::sync::Arc::new(model)),
+        match context_decisions::semantic::Semantic::load(&dirs, args.agent_dir.as_deref()) {
+            Ok(model) => {
+                warnings.extend(model.notes().iter().cloned());
+                options.semantic = Some(std::sync::Arc::new(model));
+            }
             Err(reason) => scorer_reason = reason,
         }
     }
@@ -222,8 +225,10 @@ pub fn run(args: &EvalArgs) -> Result<String, String> {
         let threshold = options.decision.threshold;
         let is_default = threshold == DecisionSettings::default().threshold;
         let svg = pcd_ui_text::eval_sweep_svg(&sweep_rows(&value), threshold, is_default, &title);
-        std::fs::write(file, svg).map_err(|e| {
-            pcd_ui_text::plot_write_error(&file.display().to_string(), &e.kind().to_string())
+        // Replaced only when absent or a regular file of this user's: a link, a FIFO (which
+        // would block the write forever), a device or a folder there is an error.
+        pcd_bounded_read::replace::replace_file(file, svg.as_bytes(), 0o644).map_err(|e| {
+            pcd_ui_text::plot_write_error(&file.display().to_string(), &e.to_string())
         })?;
     }
     Ok(if args.json {

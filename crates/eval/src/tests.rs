@@ -712,6 +712,34 @@ fn the_plot_is_svg_with_both_series_and_the_default_marked() {
         ..args
     };
     assert!(run(&args).unwrap_err().contains("missing/sweep.svg"));
+    // Issue 32, item 4: a FIFO at the file made the write wait forever for a reader, and a link
+    // there was written through. Both are refused at once, by what they are, and stay.
+    let fifo = dir.join("fifo.svg");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let args = EvalArgs {
+        plot: Some(fifo.clone()),
+        ..args
+    };
+    let error = run(&args).unwrap_err();
+    assert!(
+        error.contains("fifo.svg") && error.contains("FIFO"),
+        "{error}"
+    );
+    let victim = dir.join("victim");
+    std::fs::write(&victim, b"keep me").unwrap();
+    let link = dir.join("link.svg");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let args = EvalArgs {
+        plot: Some(link.clone()),
+        ..args
+    };
+    let error = run(&args).unwrap_err();
+    assert!(error.contains("symbolic link"), "{error}");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep me");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

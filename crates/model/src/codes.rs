@@ -341,6 +341,86 @@ pub enum FileReadProblem {
     Io(std::io::ErrorKind),
 }
 
+/// Why a file the program, the addon or xtask writes was not written: what is at the path
+/// instead of an absent path or a regular file of this user's, or which step failed. Nothing was
+/// replaced. Names neither the path nor anything written. Its `Display` is the short reason
+/// ui-text's sentences embed ("is a FIFO (named pipe), not a regular file").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum FileWriteProblem {
+    /// The path is a folder.
+    #[error("is a folder, not a regular file")]
+    Directory,
+    /// The path is a FIFO (named pipe).
+    #[error("is a FIFO (named pipe), not a regular file")]
+    Fifo,
+    /// The path is a character or block device.
+    #[error("is a device, not a regular file")]
+    Device,
+    /// The path is a socket.
+    #[error("is a socket, not a regular file")]
+    Socket,
+    /// The path is a symbolic link, which is never written through or replaced.
+    #[error("is a symbolic link, which is never replaced")]
+    Symlink,
+    /// The path is a regular file another user owns.
+    #[error("is a file another user owns")]
+    NotOwned,
+    /// Creating, writing or renaming the temporary file failed: the operating system's kind of
+    /// error.
+    #[error("cannot be written ({0})")]
+    Io(std::io::ErrorKind),
+}
+
+/// Why a folder is not private to this user, as OpenSSH judges `~/.ssh`
+/// (`pcd_bounded_read::replace::private_folder`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum FolderProblem {
+    /// The path is a symbolic link.
+    #[error("is a symbolic link")]
+    Symlink,
+    /// The path is not a folder.
+    #[error("is not a folder")]
+    NotAFolder,
+    /// Another user owns it.
+    #[error("is owned by another user")]
+    NotOwned,
+    /// Its group or other users may write to it.
+    #[error("can be written by other users")]
+    WritableByOthers,
+}
+
+/// Why the vector cache on disk was not read or not saved; its vectors are then kept in memory
+/// for the run, or recomputed. Names no path and nothing read. Its `Display` is the short reason
+/// ui-text's sentence embeds ("its folder can be written by other users").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum VectorCacheProblem {
+    /// The cache's folder is not private to this user (owner, mode, a link).
+    #[error("its folder {0}")]
+    Folder(FolderProblem),
+    /// The cache's folder could not be created.
+    #[error("its folder cannot be created ({0})")]
+    CreateFolder(std::io::ErrorKind),
+    /// The cache's file is not one this user may replace, or could not be written.
+    #[error("its file {0}")]
+    File(FileWriteProblem),
+    /// The cache's file can be written by other users: its entries are not read.
+    #[error("its file can be written by other users")]
+    FileWritableByOthers,
+    /// The per-user key that authenticates the entries could not be read.
+    #[error("its key file {0}")]
+    KeyUnreadable(FileReadProblem),
+    /// The per-user key is another user's, or others may read or write it.
+    #[error("its key file is not private to this user")]
+    KeyNotPrivate,
+    /// A new per-user key could not be written.
+    #[error("its key file {0}")]
+    KeyUnwritable(FileWriteProblem),
+    /// No absolute home folder or cache folder, or no agent folder for the key: there is no
+    /// place for a cache on disk.
+    #[error("there is no absolute home or cache folder to keep it in")]
+    NoPlace,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,7 +48,8 @@ pub use allowlist::{
 pub use classify::{Classified, Classifier, Group, ToolKind};
 pub use codes::{
     AuditFinding, AuditFindingCode, BlockCode, BlockKind, ConfigFile, ConfigWarning,
-    ConfigWarningCode, FileReadProblem, InventoryWarning, InventoryWarningCode, Remedy, RemedyList,
+    ConfigWarningCode, FileReadProblem, FileWriteProblem, FolderProblem, InventoryWarning,
+    InventoryWarningCode, Remedy, RemedyList, VectorCacheProblem,
 };
 pub use extension_name::extension_name;
 pub use json_text::lone_surrogates_replaced;

@@ -13,6 +13,12 @@ use pcd_model::Mode;
 pub trait TextEmbedder {
     /// The vector of `text`, or `None` when it could not be embedded.
     fn embed(&self, text: &str) -> Option<Vec<f32>>;
+
+    /// Told the texts about to be embedded, all at once, before [`TextEmbedder::embed`] is asked
+    /// for each (an embedder with a cache checks their entries together). Does nothing by default.
+    fn prepare(&self, texts: &[&str]) {
+        let _ = texts;
+    }
 }
 
 /// Writes a tool name as words: `mcp__dev_radius__page_oncall` -> `dev radius page oncall`,
@@ -81,12 +87,14 @@ pub fn candidate_vectors(
     embedder: &(impl TextEmbedder + ?Sized),
     candidates: &[Candidate],
 ) -> Option<Vec<Vec<f32>>> {
-    candidates
+    let texts: Vec<Vec<String>> = candidates.iter().map(candidate_texts).collect();
+    embedder.prepare(&texts.iter().flatten().map(String::as_str).collect::<Vec<_>>());
+    texts
         .iter()
-        .map(|c| {
+        .map(|texts| {
             let mut joined = Vec::new();
-            for text in candidate_texts(c) {
-                joined.extend(embedder.embed(&text)?);
+            for text in texts {
+                joined.extend(embedder.embed(text)?);
             }
             Some(joined)
         })

@@ -120,7 +120,8 @@ pub use rounds::{
 };
 pub use semantic::{
     last_scorer_text, scorer_comparison, scorer_line, semantic_model_missing,
-    semantic_model_unusable, semantic_not_ready, semantic_note, semantic_off_warning, ModelFolder,
+    semantic_model_skipped, semantic_model_unusable, semantic_not_ready, semantic_note,
+    semantic_off_warning, vector_cache_not_saved, vector_cache_not_used, ModelFolder,
     ScorerComparisonRow, LEXICAL_ASKED, SEMANTIC_LOADING, SEMANTIC_NOT_BUILT,
     SEMANTIC_PROMPT_FAILED, SEMANTIC_WAIT_MS,
 };

@@ -198,7 +198,7 @@ pub fn project_folder_error(dir: &str) -> String {
 /// Why Pi's agent folder could not be found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AgentDirProblem {
-    /// It is needed under the home folder, and `HOME` is unset or empty.
+    /// It is needed under the home folder, and `HOME` is unset, empty or not an absolute path.
     NoHome,
     /// `PI_CODING_AGENT_DIR` is a `file://` URL that is not a local path.
     BadFileUrl,
@@ -208,7 +208,9 @@ pub enum AgentDirProblem {
 pub fn agent_dir_error(problem: AgentDirProblem) -> String {
     match problem {
         AgentDirProblem::NoHome => {
-            "cannot find the home folder (HOME is unset); pass --agent-dir".to_owned()
+            "cannot find the home folder (HOME is unset, empty or not an absolute path); pass \
+             --agent-dir"
+                .to_owned()
         }
         AgentDirProblem::BadFileUrl => {
             "PI_CODING_AGENT_DIR is a file:// URL that is not a local path; pass --agent-dir"

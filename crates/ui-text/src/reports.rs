@@ -99,6 +99,11 @@ pub struct PickReport {
     pub settings_files: Vec<PickSettingsFile>,
     /// The flags that overrode the settings (`--threshold`, …), as given.
     pub overridden: Vec<String>,
+    /// The global settings file is there but could not be read: the built-in defaults and no
+    /// global allowlist applied. The report leads with it.
+    pub global_unreadable: bool,
+    /// The project allowlist file is there but could not be read: no project allowlist applied.
+    pub project_unreadable: bool,
     /// Why the best withheld candidate with a score was withheld.
     pub best_withheld: Option<PickWithheld>,
 }
@@ -144,6 +149,21 @@ pub(crate) fn json_number(x: f64) -> String {
 /// The `pick` text report.
 pub fn pick_report(r: &PickReport) -> String {
     let mut s = String::new();
+    // What applied instead comes first, so the figures below are not read as the settings'.
+    if r.global_unreadable {
+        let _ = writeln!(
+            s,
+            "the settings could not be read (see the warning below): this pick used the \
+             built-in defaults and no global allowlist, not your settings\n"
+        );
+    }
+    if r.project_unreadable {
+        let _ = writeln!(
+            s,
+            "the project allowlists could not be read (see the warning below): none of them \
+             applied to this pick\n"
+        );
+    }
     let _ = writeln!(
         s,
         "{} mode, {} scorer, threshold {}, cap {}: {} of {} candidates made available",
@@ -323,6 +343,8 @@ mod tests {
             always_available: vec![("read".into(), PickExempt::Internal.text().into())],
             settings_files: Vec::new(),
             overridden: Vec::new(),
+            global_unreadable: false,
+            project_unreadable: false,
             best_withheld: None,
         });
         assert_eq!(
@@ -334,6 +356,39 @@ mod tests {
              \nsettings: no settings file found, so the built-in defaults apply\n"
         );
         assert_eq!(json_number(0.625), "0.625");
+    }
+
+    /// Issue 32, item 7: with settings that could not be read, the headline "N made available"
+    /// read as if they had applied. The report now leads with what applied instead.
+    #[test]
+    fn pick_report_leads_with_unreadable_settings() {
+        let report = |global, project| {
+            pick_report(&PickReport {
+                mode: "tools".into(),
+                scorer: "embedded".into(),
+                threshold: 0.625,
+                cap: 6,
+                candidates: 3,
+                available: Vec::new(),
+                withheld: Vec::new(),
+                always_available: Vec::new(),
+                settings_files: Vec::new(),
+                overridden: Vec::new(),
+                global_unreadable: global,
+                project_unreadable: project,
+                best_withheld: None,
+            })
+        };
+        let text = report(true, true);
+        assert!(
+            text.starts_with(
+                "the settings could not be read (see the warning below): this pick used the \
+                 built-in defaults and no global allowlist, not your settings\n\nthe project \
+                 allowlists could not be read"
+            ),
+            "{text}"
+        );
+        assert!(report(false, false).starts_with("tools mode"));
     }
 
     #[test]
@@ -358,6 +413,8 @@ mod tests {
                 },
             ],
             overridden: vec!["--threshold".into(), "--max-new-tools".into()],
+            global_unreadable: false,
+            project_unreadable: false,
             best_withheld: Some(best),
         };
         let below = pick_report(&report(PickWithheld::BelowThreshold {

@@ -64,6 +64,33 @@ pub fn semantic_model_unusable(folder: ModelFolder, reason: &str) -> String {
     )
 }
 
+/// The model in `folder` was skipped for `reason` (an `EmbedError`'s sentence) and a later
+/// folder's model is used: said, so a damaged install is not hidden by a working one.
+pub fn semantic_model_skipped(folder: ModelFolder, reason: &str) -> String {
+    format!(
+        "the semantic model in {} was skipped: {}; a later folder's model is used",
+        folder.describe(),
+        display_safe(reason)
+    )
+}
+
+/// The vector cache on disk was not read or not used for `problem`; vectors are kept in memory
+/// for this run (or recomputed).
+pub fn vector_cache_not_used(problem: pcd_model::VectorCacheProblem) -> String {
+    format!(
+        "the vector cache on disk is not used: {problem}; vectors are computed and kept in memory \
+         for this run"
+    )
+}
+
+/// The vector cache could not be saved for `problem` (said once a run); its vectors are computed
+/// again next time.
+pub fn vector_cache_not_saved(problem: pcd_model::VectorCacheProblem) -> String {
+    format!(
+        "the vector cache was not saved: {problem}; its vectors will be computed again next run"
+    )
+}
+
 /// How long a round inside Pi waits for its vectors before it is scored lexically.
 pub const SEMANTIC_WAIT_MS: u64 = 250;
 

@@ -303,6 +303,10 @@ pub enum FileProblem {
     /// The file holds a lone surrogate escape (`"\ud800"`): it is read field by field, but a
     /// save would have to rewrite that text, so it is not saved.
     NotUnicode,
+    /// The file holds a number too large to read (`1e400`): it is read field by field (that
+    /// field takes its default), but a save would have to rewrite that number, so it is not
+    /// saved.
+    HugeNumber,
 }
 
 /// The steps of reading and saving a settings or allowlist file, in the order a save takes them.
@@ -410,6 +414,10 @@ fn problem_sentence(file: SettingsFile, problem: FileProblem, saving: bool) -> S
         (FileProblem::NotUnicode, _) => format!(
             "The {what} file holds text that is not valid Unicode (a lone surrogate escape such \
              as `\\ud800`); every other field is read, but a save would have to rewrite it."
+        ),
+        (FileProblem::HugeNumber, _) => format!(
+            "The {what} file holds a number too large to read (such as `1e400`); every other \
+             field is read, but a save would have to rewrite it."
         ),
         (FileProblem::NotJson, _) => format!("The {what} file is not valid JSON."),
         (FileProblem::TooLarge { limit_kib }, _) => {

@@ -22,6 +22,8 @@ fn read_object(path: &Path, file: StoreFile) -> Result<Option<Map<String, Value>
 pub(super) struct Parsed {
     pub(super) map: Map<String, Value>,
     pub(super) lone_surrogate: Option<(usize, usize)>,
+    /// Where its first number too large for an f64 (`1e400`) is, if it has one.
+    pub(super) huge_number: Option<(usize, usize)>,
 }
 
 /// What one bounded read gave, as a JSON object.
@@ -54,10 +56,16 @@ fn parse_object(bytes: &[u8], file: StoreFile) -> Result<Parsed, StoreError> {
         Some((text, at)) => (text.as_slice(), Some(line_and_column(text, *at))),
         None => (text, None),
     };
+    let finite = stand_in_for_huge_numbers(text);
+    let (text, huge_number) = match &finite {
+        Some((text, at)) => (text.as_slice(), Some(line_and_column(text, *at))),
+        None => (text, None),
+    };
     match serde_json::from_slice::<Value>(text) {
         Ok(Value::Object(map)) => Ok(Parsed {
             map,
             lone_surrogate,
+            huge_number,
         }),
         Ok(_) => Err(StoreError::NotJson {
             file,
@@ -111,6 +119,55 @@ fn stand_in_for_lone_surrogates(text: &[u8]) -> Option<(Vec<u8>, usize)> {
                 i += 6;
             }
             (true, b'\\') => i += 2,
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// `text` with every number outside a string that is too large for an f64 (`1e400`, valid JSON
+/// that serde_json refuses with the whole file) replaced by `1e300` (`-1e300` for a negative one)
+/// and spaces to the same length, and the byte offset of the first one; `None` when there is
+/// none. The stand-in is finite and outside the range of every numeric setting, so only the
+/// field that holds it is out of range and falls back to its default; every position the parser
+/// reports stays true. Anything that is not a number is left to the parser.
+fn stand_in_for_huge_numbers(text: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let mut out: Option<(Vec<u8>, usize)> = None;
+    let mut in_string = false;
+    let mut i = 0;
+    while i < text.len() {
+        match (in_string, text[i]) {
+            (_, b'"') => {
+                in_string = !in_string;
+                i += 1;
+            }
+            (true, b'\\') => i += 2,
+            (false, b'-' | b'0'..=b'9') => {
+                let end = text[i..]
+                    .iter()
+                    .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                    .map_or(text.len(), |n| i + n);
+                let token = &text[i..end];
+                let huge = std::str::from_utf8(token)
+                    .ok()
+                    .and_then(|t| t.parse::<f64>().ok())
+                    .is_some_and(f64::is_infinite);
+                if huge {
+                    // An infinite literal has an exponent of three digits or 309 digits, so
+                    // it is never shorter than the stand-in.
+                    let stand_in: &[u8] = if token[0] == b'-' {
+                        b"-1e300"
+                    } else {
+                        b"1e300"
+                    };
+                    if token.len() >= stand_in.len() {
+                        let (copy, _) = out.get_or_insert_with(|| (text.to_vec(), i));
+                        copy[i..i + stand_in.len()].copy_from_slice(stand_in);
+                        copy[i + stand_in.len()..end].fill(b' ');
+                    }
+                }
+                i = end;
+            }
             _ => i += 1,
         }
     }

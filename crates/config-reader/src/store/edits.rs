@@ -275,6 +275,10 @@ fn update(
             lone_surrogate: Some((line, column)),
             ..
         }) => return Err(StoreError::NotUnicode { file, line, column }),
+        Some(Parsed {
+            huge_number: Some((line, column)),
+            ..
+        }) => return Err(StoreError::HugeNumber { file, line, column }),
         Some(parsed) => parsed.map,
     };
     modify(&mut root);

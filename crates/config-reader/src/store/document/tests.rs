@@ -156,3 +156,57 @@ fn symlinked_files_are_neither_read_nor_replaced() {
     assert!(matches!(e, StoreError::NotRegularFile { .. }));
     assert_eq!(raw(&real), json!({"alwaysAllowedTools":["t"]}));
 }
+
+/// The attack of issue 32, item 5: one number too large for an f64 (`1e400`, valid JSON) made
+/// the whole file unreadable, so the switch, the mode and every allowlist stopped applying. Now
+/// only the fields that hold one fall back to their defaults, each named in a warning.
+#[test]
+fn a_number_too_large_for_an_f64_is_that_fields_error_alone() {
+    let dir = TestDir::new();
+    let text = "{\"tools\": {\"enabled\": false, \"mode\": \"mcp\",\n  \"alwaysAllowedTools\": [\"web_fetch\"],\n  \"alwaysAllowedMcpServers\": [\"docs\"]},\n \"decision\": {\"threshold\": 1e400, \"timeoutMs\": -12E+0400, \"model\": \"1e400\", \"batchSize\": 3}}";
+    let path = dir.write("pi-context-decisions/settings.json", text.as_bytes());
+    let Loaded::Read { value, warnings } = read_global_settings(dir.path()) else {
+        panic!("{:?}", read_global_settings(dir.path()));
+    };
+    let defaults = Settings::default();
+    assert!(!value.tools.enabled, "the switch still reads as off");
+    assert_eq!(value.tools.mode, pcd_model::Mode::Mcp);
+    assert_eq!(value.tools.always_allowed_tools.len(), 1);
+    assert_eq!(value.tools.always_allowed_groups.len(), 1);
+    assert_eq!(value.decision.threshold, defaults.decision.threshold);
+    assert_eq!(value.decision.timeout_ms, defaults.decision.timeout_ms);
+    assert_eq!(value.decision.batch_size, 3);
+    // A string that looks like a huge number is only a string.
+    assert_eq!(value.decision.model.as_deref(), Some("1e400"));
+    let fields: Vec<_> = warnings.iter().map(|w| w.field).collect();
+    assert_eq!(fields, ["decision.threshold", "decision.timeoutMs"]);
+    assert!(warnings
+        .iter()
+        .all(|w| matches!(w.code, pcd_model::SettingsWarningCode::OutOfRange { .. })));
+    // A save would have to rewrite the number: refused, naming where, and the file stays.
+    let change = SettingsChange::default()
+        .set("tools.enabled", json!(true))
+        .unwrap();
+    assert_eq!(
+        save_global_settings(dir.path(), &change),
+        Err(StoreError::HugeNumber {
+            file: StoreFile::GlobalSettings,
+            line: 4,
+            column: 28,
+        })
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), text.as_bytes());
+}
+
+#[test]
+fn huge_numbers_are_found_only_outside_strings() {
+    let stand_in = |t: &str| {
+        stand_in_for_huge_numbers(t.as_bytes())
+            .map(|(text, at)| (String::from_utf8(text).unwrap(), at))
+    };
+    assert_eq!(stand_in(r#"{"a": "1e400", "b": [1e308, -2.5e-400]}"#), None);
+    assert_eq!(
+        stand_in(r#"{"a\"1e999": [1e309,-1E+999]}"#),
+        Some((r#"{"a\"1e999": [1e300,-1e300 ]}"#.to_owned(), 14))
+    );
+}

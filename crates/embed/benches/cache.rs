@@ -1,0 +1,108 @@
+//! What the vector cache's trust checks cost a warm start with 1,000 tools (issue 32: under
+//! 1 ms): the folder and file checks and one HMAC-SHA-256 per entry, beside the whole warm start
+//! (opening a 1,000-vector cache of the model's dimension and reading every vector) and the same
+//! reads once the entries are checked. Needs no model.
+//!
+//! `cargo bench -p pcd-embed --bench cache`
+
+#![allow(missing_docs)]
+
+use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion};
+use hmac::{Hmac, Mac};
+use pcd_bounded_read::replace::{effective_uid, private_folder, replaceable};
+use pcd_embed::cache::{CacheSecret, VectorCache};
+use pcd_embed::DIMENSION;
+use sha2::Sha256;
+
+const TOOLS: usize = 1000;
+
+fn text(i: usize) -> String {
+    format!("tool_{i} send an email to a contact with a subject and a body, label mail")
+}
+
+fn vector(i: usize) -> Vec<f32> {
+    let mut v: Vec<f32> = (0..DIMENSION).map(|d| ((i * 31 + d) % 97) as f32).collect();
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter_mut().for_each(|x| *x /= norm);
+    v
+}
+
+fn cache(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vectors.bin");
+    let secret = CacheSecret::from_bytes([7; 32]);
+    let open = || VectorCache::open(&path, &secret, "model", DIMENSION, 64 << 20).0;
+    let mut first = open();
+    for i in 0..TOOLS {
+        first.insert(&text(i), &vector(i));
+    }
+    first.save().unwrap();
+    let texts: Vec<String> = (0..TOOLS).map(text).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+
+    c.bench_function(
+        "warm start: open a 1,000-vector cache and read every vector (checks included)",
+        |b| {
+            b.iter(|| {
+                let mut cache = open();
+                cache.check(&refs);
+                for t in &texts {
+                    black_box(cache.get(t).unwrap());
+                }
+            })
+        },
+    );
+
+    c.bench_function(
+        "the checks: 1,000 entry HMACs checked together (VectorCache::check)",
+        |b| {
+            b.iter_batched(
+                open,
+                |mut cache| {
+                    cache.check(&refs);
+                    cache // dropped outside the measurement
+                },
+                BatchSize::LargeInput,
+            )
+        },
+    );
+
+    let mut checked = open();
+    checked.check(&refs);
+    c.bench_function("read 1,000 vectors already checked (no HMAC)", |b| {
+        b.iter(|| {
+            for t in &texts {
+                black_box(checked.get(t).unwrap());
+            }
+        })
+    });
+
+    // The checks on one thread, as `get` makes them for an entry not checked yet, with the
+    // folder and file checks of `open`.
+    let keyed = <Hmac<Sha256> as Mac>::new_from_slice(&[7; 32]).unwrap();
+    let entry = vec![0u8; 32 + 4 * DIMENSION];
+    c.bench_function(
+        "the checks on one thread: folder and file checks and 1,000 entry HMACs",
+        |b| {
+            b.iter(|| {
+                let uid = effective_uid();
+                let folder = std::fs::symlink_metadata(dir.path()).unwrap();
+                black_box(private_folder(&folder, uid));
+                let file = std::fs::symlink_metadata(&path).unwrap();
+                black_box(replaceable(&file, uid));
+                for _ in 0..TOOLS {
+                    let mut mac = keyed.clone();
+                    mac.update(&entry);
+                    black_box(mac.finalize().into_bytes());
+                }
+            })
+        },
+    );
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(30);
+    targets = cache
+}
+criterion_main!(benches);
