@@ -282,9 +282,10 @@ fn both_package_roots_follow_pis_package_rules() {
         // dependency npm cannot find would fail a git install).
         assert!(manifest.get("optionalDependencies").is_none(), "{at}");
         let changelog = std::fs::read_to_string(root.join("CHANGELOG.md")).unwrap();
+        // The newest release; changes not released yet sit above it under `## [Unreleased]`.
         let newest = changelog
             .lines()
-            .find(|l| l.starts_with("## "))
+            .find(|l| l.starts_with("## ") && !l.starts_with("## [Unreleased]"))
             .unwrap_or_default();
         let version = manifest["version"].as_str().unwrap();
         assert!(

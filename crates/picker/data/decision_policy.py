@@ -32,7 +32,8 @@ third tune prompt), and `-- crates/picker/data/need-prompts.jsonl MODEL_DIR > DU
 The test halves are read only with TEST=1, to print them after the fit.
 
 Usage: MODES=tools|mcp python3 decision_policy.py DUMP_DIR [--write]
-The shipped weights: `MODES=tools ITER=900 TEST=1` (everyday's topical budget 2.4) and
+The shipped weights: `START=4.708,0.792,15.459,-1.348,-8.546,-1.480,-1.333,0.522` (the first
+pass's weights, shared by both modes) with `MODES=tools ITER=900 TEST=1` and with
 `MODES=mcp SKIP=metatool ITER=900 TEST=1`; the weights it prints go into `src/semantic.rs`.
 Needs numpy (development only).
 """

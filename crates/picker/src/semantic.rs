@@ -319,12 +319,12 @@ impl Default for FusedCalibration {
 
 /// The shipped calibration of tool candidates, in [`FusedCalibration::from_weights`] order.
 const SHIPPED_TOOLS_CALIBRATION: [f64; FusedCalibration::WEIGHTS] =
-    [4.879, 0.350, 16.039, -2.083, -7.558, -0.737, -1.139, 0.288];
+    [4.431, 0.317, 15.351, 0.170, -7.780, -0.591, -1.139, 0.398];
 
 /// The shipped calibration of group candidates (`mcp` mode), in
 /// [`FusedCalibration::from_weights`] order.
 const SHIPPED_GROUPS_CALIBRATION: [f64; FusedCalibration::WEIGHTS] =
-    [4.310, 0.790, 14.461, -0.895, -7.640, -0.995, -1.315, 0.250];
+    [4.909, 0.833, 15.525, -1.085, -8.075, -0.935, -1.539, 1.296];
 
 /// How much lower than the best a tied candidate scores per unit of logit it is below the best:
 /// far less than anything shown or recorded (three decimals), enough to keep the order.
