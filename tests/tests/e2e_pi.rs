@@ -28,14 +28,31 @@ fn run_file(path: &Path, version: &str, addon: &Path) -> Value {
 
 /// As `run_file`, with extra environment for Pi's process (the semantic model's folder).
 fn run_file_with(path: &Path, version: &str, addon: &Path, env: &[(&str, &Path)]) -> Value {
+    run_file_in(path, version, addon, env, None)
+}
+
+/// As `run_file_with`, in the agent folder `agent` when given (it must exist) instead of a new
+/// one the harness makes.
+fn run_file_in(
+    path: &Path,
+    version: &str,
+    addon: &Path,
+    env: &[(&str, &Path)],
+    agent: Option<&Path>,
+) -> Value {
     let scenario = path.display();
     let node = installer("node");
     let pi = installer(version);
-    let out = Command::new(node)
+    let mut command = Command::new(node);
+    command
         .arg(repo().join("tests/pi-harness/run.mjs"))
         .arg(path)
         .arg("--pi")
-        .arg(pi)
+        .arg(pi);
+    if let Some(agent) = agent {
+        command.arg("--agent-dir").arg(agent);
+    }
+    let out = command
         .env("PI_CONTEXT_DECISIONS_ADDON", addon)
         // The scenarios expect the lexical scorer unless they are given a model folder.
         .env_remove("PCD_MODEL_DIR")
@@ -1632,7 +1649,10 @@ fn a_paraphrase_gets_its_tool_through_the_semantic_signal_inside_pi() {
     for version in VERSIONS {
         let dir = pcd_tests::temp_dir("e2e-semantic");
         let cache = dir.join("vectors.bin");
-        let report = run_file_with(
+        // Our own agent folder: the cache's secret is kept there.
+        let agent = dir.join("agent");
+        std::fs::create_dir_all(&agent).unwrap();
+        let report = run_file_in(
             &repo().join("tests/e2e/scenarios/semantic.json"),
             version,
             &addon(),
@@ -1641,6 +1661,7 @@ fn a_paraphrase_gets_its_tool_through_the_semantic_signal_inside_pi() {
                 ("PCD_VECTOR_CACHE", cache.as_path()),
                 ("PCD_SEMANTIC_WAIT_MS", Path::new("30000")),
             ],
+            Some(&agent),
         );
         let requests = requests(&report, 1);
         assert!(!requests.is_empty(), "{version}");
@@ -1685,12 +1706,20 @@ fn a_paraphrase_gets_its_tool_through_the_semantic_signal_inside_pi() {
         assert!(cache.is_file(), "{version}: the vectors are cached on disk");
         // The tools' texts are cached; the prompt's never is, not even as a vector.
         let loaded = pcd_embed::MiniLm::load(&model).unwrap();
-        let mut cached = pcd_embed::cache::VectorCache::open(
+        let secret = pcd_embed::cache::CacheSecret::load_or_create(
+            &agent
+                .join("pi-context-decisions")
+                .join(pcd_embed::cache::SECRET_FILE),
+        )
+        .unwrap();
+        let (mut cached, problem) = pcd_embed::cache::VectorCache::open(
             &cache,
+            &secret,
             loaded.vectors_key(),
             pcd_embed::DIMENSION,
             u64::MAX,
         );
+        assert_eq!(problem, None, "{version}");
         assert!(!cached.is_empty(), "{version}");
         assert!(
             cached.get("Is the preview deployment finished?").is_none(),

@@ -656,13 +656,15 @@ fn a_vector_cache_off_the_unit_sphere_widens_nothing_and_is_replaced() {
     let cache = dir.join("vectors.bin");
     let honest = semantic_round(&model, "semantic-honest-cache", true, Some(&cache));
     // Every vector scaled by ten, in place (the file is the magic, the dimension, then each
-    // entry's 32-byte key and its little-endian f32s).
+    // entry's 32-byte key, its little-endian f32s and its 32-byte HMAC). The scaled round runs
+    // under another agent folder, so another secret: its entries fail their HMAC before their
+    // length is looked at (`pcd-embed`'s cache tests check both on their own).
     let mut bytes = std::fs::read(&cache).unwrap();
-    let entry = 32 + 4 * pcd_embed::DIMENSION;
+    let entry = 32 + 4 * pcd_embed::DIMENSION + 32;
     let header = bytes.len() % entry;
     let vectors: Vec<std::ops::Range<usize>> = (header..bytes.len())
         .step_by(entry)
-        .map(|start| start + 32..start + entry)
+        .map(|start| start + 32..start + 32 + 4 * pcd_embed::DIMENSION)
         .collect();
     assert!(vectors.len() > 10, "{}", vectors.len());
     for range in &vectors {
@@ -673,8 +675,9 @@ fn a_vector_cache_off_the_unit_sphere_widens_nothing_and_is_replaced() {
     }
     std::fs::write(&cache, &bytes).unwrap();
     let loaded = pcd_embed::MiniLm::load(&model).unwrap();
-    let reread = pcd_embed::cache::VectorCache::open(
+    let (reread, _) = pcd_embed::cache::VectorCache::open(
         &cache,
+        &pcd_embed::cache::CacheSecret::from_bytes([0; 32]),
         loaded.vectors_key(),
         pcd_embed::DIMENSION,
         u64::MAX,

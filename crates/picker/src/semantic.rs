@@ -88,7 +88,13 @@ pub fn candidate_vectors(
     candidates: &[Candidate],
 ) -> Option<Vec<Vec<f32>>> {
     let texts: Vec<Vec<String>> = candidates.iter().map(candidate_texts).collect();
-    embedder.prepare(&texts.iter().flatten().map(String::as_str).collect::<Vec<_>>());
+    embedder.prepare(
+        &texts
+            .iter()
+            .flatten()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
     texts
         .iter()
         .map(|texts| {
