@@ -4,7 +4,9 @@
 use crate::session::Session;
 use pcd_ledger::{Basis, Boundary};
 use pcd_model::{Mode, RemedyList, ToolKind};
-use pcd_ui_text::{Availability, Boundary as ShownBoundary, Filtering, InventoryView, ToolRow};
+use pcd_ui_text::{
+    Availability, Boundary as ShownBoundary, Filtering, InventoryView, NotScored, ToolRow,
+};
 
 /// The reply to `/decisions tools list` or `/decisions mcp list`. Off means off: while tool
 /// filtering is off it names the saved allowlists only, from the settings, and the host need not
@@ -73,6 +75,31 @@ pub fn inventory_view(session: &Session) -> InventoryView {
     }
 }
 
+/// Why nothing is scored, as the settings are now: no decision model, or too few candidates (in
+/// `mcp` mode, too few groups: a typical setup has a handful).
+fn not_scored(session: &Session, mode: Mode) -> Availability {
+    let decision = &session.settings().decision;
+    Availability::NotScored(if decision.has_model() {
+        NotScored::FewCandidates {
+            candidates: u32::try_from(session.candidate_count()).unwrap_or(u32::MAX),
+            minimum: decision.minimum_candidates,
+            mode,
+        }
+    } else {
+        NotScored::NoModel
+    })
+}
+
+/// The number a person reads for the branch's round at `index`: the rounds they did not start
+/// (the baseline when filtering began, allowlist grants) are not counted.
+fn user_round_number(rounds: &[pcd_ledger::RoundSummary], index: usize) -> u32 {
+    let counted = rounds[..=index]
+        .iter()
+        .filter(|r| !matches!(r.basis, Basis::Baseline | Basis::Allowlist))
+        .count();
+    u32::try_from(counted.max(1)).unwrap_or(u32::MAX)
+}
+
 fn availability(
     session: &Session,
     mode: Mode,
@@ -108,10 +135,10 @@ fn availability(
         });
         if let Some((i, round)) = found {
             return match round.basis {
-                Basis::Unscored => Availability::NotScored,
+                Basis::Unscored => not_scored(session, mode),
                 Basis::Baseline => Availability::AlreadyRegistered,
                 _ => Availability::Round {
-                    round: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                    round: user_round_number(branch.rounds(), i),
                     boundary: match round.boundary {
                         Boundary::ToolRound => ShownBoundary::ToolRound,
                         Boundary::FirstCall => ShownBoundary::FirstCall,
@@ -122,7 +149,7 @@ fn availability(
         }
     }
     if session.is_allowed(&tool.name) {
-        Availability::NotScored
+        not_scored(session, mode)
     } else {
         Availability::Withheld
     }

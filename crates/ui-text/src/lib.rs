@@ -92,15 +92,18 @@ pub use eval::{
 };
 pub use groups::{groups_table, GroupsRow};
 pub use keys::decode_keys;
-pub use lists::{mcp_list, tools_list, Availability, Boundary, Filtering, InventoryView, ToolRow};
+pub use lists::{
+    mcp_list, tools_list, Availability, Boundary, Filtering, InventoryView, NotScored, ToolRow,
+};
 pub use notice::{availability_notice, AvailabilityNotice, NoticeGroup};
 pub use program::{
-    agent_dir_error, call_error, current_folder_error, endpoint_error, eval_read_error,
-    flag_range_error, gate_verdict, http_scorer_needs, number_list_error, pick_failed,
-    plot_write_error, program_error, project_folder_error, query_line_error, script_error,
-    script_file_error, session_file_error, tools_file_error, trusted_error, with_warnings,
-    AgentDirProblem, CallProblem, EndpointProblem, NumberListProblem, QueryProblem, ReadProblem,
-    ScriptFileProblem, ScriptProblem, ToolsFileProblem,
+    agent_dir_error, allow_reason, call_error, current_folder_error, endpoint_error,
+    eval_read_error, flag_range_error, gate_verdict, http_scorer_needs, number_list_error,
+    pick_failed, plot_write_error, program_error, project_folder_error, query_line_error,
+    script_error, script_file_error, session_file_error, settings_absent_with_ledger,
+    tools_file_error, trusted_error, with_warnings, AgentDirProblem, CallProblem, EndpointProblem,
+    NumberListProblem, QueryProblem, ReadProblem, ScriptFileProblem, ScriptProblem,
+    ToolsFileProblem,
 };
 pub use progress::{tools_status, DECIDING_CONTEXT, RANKING};
 pub use recording::{recording_failed, recording_stopped, replay_check, RECORDING_IN_USE};
