@@ -270,7 +270,8 @@ pub fn list_while_off(
     };
     let mut lines = vec![format!(
         "{what}: tool filtering is off, so every tool is available and Pi's tool registry is not \
-         read. Turn filtering on in `/decisions` (Tools tab) to list each tool with its \
+         read. Turn filtering on (the Tools tab of `/decisions` in Pi's interactive mode, or \
+         `\"tools\": {{\"enabled\": true}}` in the settings file) to list each tool with its \
          availability. The saved allowlists:"
     )];
     lines.extend(allowlist_lines(tools, project, |index| {

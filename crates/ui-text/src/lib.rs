@@ -42,7 +42,7 @@
 //! let tool = ToolInfo::new("ask", "", None);
 //! let class = Classifier::default().classify(&tool);
 //! let text = groups_table(&[GroupsRow::new(&tool, &class)]);
-//! assert!(text.contains("unfiltered"));
+//! assert!(text.contains("no group"));
 //!
 //! let reason = blocked_reason(&BlockCode {
 //!     kind: BlockKind::NotAvailable,
@@ -122,7 +122,7 @@ pub use rounds::{
     round_problem_code, RoundProblem,
 };
 pub use semantic::{
-    last_scorer_text, scorer_comparison, scorer_line, semantic_model_missing,
+    last_scorer_text, scorer_comparison, scorer_line, scorer_words, semantic_model_missing,
     semantic_model_unusable, semantic_not_ready, semantic_note, semantic_off_warning, ModelFolder,
     ScorerComparisonRow, LEXICAL_ASKED, SEMANTIC_LOADING, SEMANTIC_NOT_BUILT,
     SEMANTIC_PROMPT_FAILED, SEMANTIC_WAIT_MS,

@@ -104,6 +104,20 @@ pub fn semantic_note(reason: &str) -> String {
     format!("semantic signal: not used: {}\n", display_safe(reason))
 }
 
+/// Who scored, in the words `pick` prints: `scorer` is the decision provider's code (`embedded`,
+/// `http`) and `signal` the semantic signal's (`semantic+lexical`, `lexical`), when there is one.
+/// The built-in scorer is never called "embedded" here, which reads like embeddings.
+pub fn scorer_words(scorer: &str, signal: Option<&str>) -> String {
+    match (scorer, signal) {
+        ("embedded", Some("semantic+lexical")) => {
+            "the built-in scorer with the semantic model".to_owned()
+        }
+        ("embedded", _) => "the built-in scorer, lexical only".to_owned(),
+        ("http", _) => "the HTTP decision model".to_owned(),
+        (other, _) => display_safe(other),
+    }
+}
+
 /// The line `pick` and `eval` print about the scorer: `scorer: NAME` and, when it is the lexical
 /// scorer for a reason, the reason.
 pub fn scorer_line(name: &str, reason: &str) -> String {
