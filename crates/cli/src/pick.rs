@@ -311,6 +311,7 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
                 args.model_dir.as_deref(),
                 args.agent_dir.as_deref(),
                 None,
+                None,
             ))
         };
         let (scores, used) = match &model {

@@ -38,13 +38,17 @@ pub struct ModelDir {
 }
 
 /// The folders the model is looked for in, first match wins: `explicit` (`--model-dir`), then
-/// `PCD_MODEL_DIR`, then `<agent dir>/pi-context-decisions/models/all-minilm-l6-v2`, then
-/// `package` (inside Pi, the folder of the model's npm package, which the extension resolves),
-/// then the repository's `.cache/models/all-minilm-l6-v2` beside a program built in `target/`.
+/// `PCD_MODEL_DIR`, then `checkout`'s `.cache/models/all-minilm-l6-v2` (inside Pi, the checkout
+/// the extension was loaded from, which the extension names: a path or git install of a clone
+/// that ran `cargo xtask fetch-model`), then
+/// `<agent dir>/pi-context-decisions/models/all-minilm-l6-v2`, then `package` (inside Pi, the
+/// folder of the model's npm package, which the extension resolves), then the repository's
+/// `.cache/models/all-minilm-l6-v2` beside a program built in `target/`.
 pub fn model_dirs(
     explicit: Option<&Path>,
     agent_dir: Option<&Path>,
     package: Option<&Path>,
+    checkout: Option<&Path>,
 ) -> Vec<ModelDir> {
     use pcd_ui_text::ModelFolder;
     let folder = pcd_embed::pinned::MODEL_FOLDER;
@@ -55,6 +59,12 @@ pub fn model_dirs(
     let mut dirs = Vec::new();
     if let Some(env) = std::env::var_os("PCD_MODEL_DIR") {
         dirs.push(dir(PathBuf::from(env), ModelFolder::Environment));
+    }
+    if let Some(checkout) = checkout {
+        dirs.push(dir(
+            checkout.join(".cache").join("models").join(folder),
+            ModelFolder::Checkout,
+        ));
     }
     let agent = agent_dir.map(Path::to_owned).or_else(|| {
         crate::mcp_origins::resolve_agent_dir(

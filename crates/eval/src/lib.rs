@@ -167,6 +167,7 @@ pub fn run(args: &EvalArgs) -> Result<String, String> {
             args.model_dir.as_deref(),
             args.agent_dir.as_deref(),
             None,
+            None,
         );
         match context_decisions::semantic::Semantic::load(&dirs) {
             Ok(model) => options.semantic = Some(std::sync::Arc::new(model)),
