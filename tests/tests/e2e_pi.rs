@@ -1074,6 +1074,9 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
                     { "toolCalls": [ { "name": "web_fetch", "arguments": { "text": "x" } } ] },
                     { "text": "done" }
                 ]
+            }, {
+                // Issue 34, item 2: /decisions exists without the addon and says what to run.
+                "command": "/decisions"
             }]
         });
         match switch {
@@ -1106,7 +1109,18 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
                 .filter(|m| m.contains("could not load its native addon"))
                 .map(str::to_owned)
                 .collect();
-            assert_eq!(warnings.len(), 1, "{version} {switch}: warned once");
+            // Once at startup, and once as /decisions' reply (never a prompt to the model).
+            assert_eq!(
+                warnings.len(),
+                2,
+                "{version} {switch}: warned once, and /decisions said it"
+            );
+            assert!(
+                warnings[1].contains("bash bindings/node/build.sh")
+                    && warnings[1].contains("pi install npm:pi-context-decisions"),
+                "{version}: names what to run for each install form: {}",
+                warnings[1]
+            );
             assert!(
                 warnings[0].contains("pi-context-decisions/settings.json"),
                 "{version}: names the settings file"
