@@ -711,7 +711,7 @@ fn the_advanced_tab_sets_the_provider_to_none_and_the_next_prompt_keeps_every_to
         assert_eq!(at(1)[0], "Decisions · Advanced", "{version}");
         assert_eq!(
             row(&at(1), "Decision model"),
-            Some((true, "Embedded scorer".into())),
+            Some((true, "Built-in scorer".into())),
             "{version}"
         );
         assert_eq!(
@@ -884,7 +884,7 @@ fn without_a_terminal_decisions_prints_the_settings_and_the_lists() {
         let report = run("tools-tab-print.json", version);
         let text = report["steps"][0]["stderr"].as_str().unwrap();
         for line in [
-            "Tool filtering: On · Decide: Each tool · When: Once, at the first prompt · Decision model: the embedded scorer",
+            "Tool filtering: On · Decide: Each tool · When: Once, at the first prompt · Decision model: the built-in scorer",
             "Always allowed tools (global): `gone_tool`",
             "MCP servers & extensions (global): `ext__toolbox`",
             "Always allowed tools (project): `db_query`",
@@ -1695,7 +1695,10 @@ fn a_paraphrase_gets_its_tool_through_the_semantic_signal_inside_pi() {
             "{version}: {notes:?}"
         );
         let said = report["steps"][2]["stderr"].as_str().unwrap();
-        assert!(said.contains("(embedded+semantic)"), "{version}: {said}");
+        assert!(
+            said.contains("Scored by: the built-in scorer with the semantic model."),
+            "{version}: {said}"
+        );
         assert!(cache.is_file(), "{version}: the vectors are cached on disk");
         // The tools' texts are cached; the prompt's never is, not even as a vector.
         let loaded = pcd_embed::MiniLm::load(&model).unwrap();

@@ -730,7 +730,10 @@ fn the_addon_fuses_the_semantic_signal_and_without_usable_weights_is_lexical() {
         assert_eq!(round["job"]["semantic"], true, "{round}");
         assert!(round["answer"]["scores"].is_array(), "{round}");
         let status = round["status"].as_str().unwrap();
-        assert!(status.contains("(embedded+semantic)"), "{status}");
+        assert!(
+            status.contains("Scored by: the built-in scorer with the semantic model."),
+            "{status}"
+        );
     }
     assert!(
         made_available(&fused["rounds"][0], "deploy_status"),

@@ -89,11 +89,10 @@ pub fn semantic_off_warning(reason: &str) -> String {
 /// semantic signal fused with the lexical scorer, or the lexical scorer alone and why.
 pub fn last_scorer_text(fused: bool, reason: &str) -> String {
     match (fused, reason.is_empty()) {
-        (true, _) => "Scored by: the embedded scorer with the semantic signal (embedded+semantic)."
-            .to_owned(),
-        (false, true) => "Scored by: the embedded scorer, lexical only.".to_owned(),
+        (true, _) => "Scored by: the built-in scorer with the semantic model.".to_owned(),
+        (false, true) => "Scored by: the built-in scorer, lexical only.".to_owned(),
         (false, false) => format!(
-            "Scored by: the embedded scorer, lexical only: {}.",
+            "Scored by: the built-in scorer, lexical only: {}.",
             display_safe(reason)
         ),
     }

@@ -216,7 +216,7 @@ pub fn tools_tab_notes(tools: &ToolsSettings, decision: &DecisionSettings) -> Ve
 pub fn provider_text(provider: DecisionProvider) -> &'static str {
     match provider {
         DecisionProvider::None => "None",
-        DecisionProvider::Embedded => "Embedded scorer",
+        DecisionProvider::Embedded => "Built-in scorer",
         DecisionProvider::Pi => "A Pi model",
         DecisionProvider::Http => "An HTTP endpoint",
     }
@@ -265,7 +265,8 @@ pub fn advanced_tab(decision: &DecisionSettings) -> Vec<SettingRow> {
                     "No model: nothing is scored and every tool stays available."
                 }
                 DecisionProvider::Embedded => {
-                    "The embedded offline scorer: no network, no key, answers at once."
+                    "The built-in offline scorer (with the semantic model where it is installed): no \
+                     network, no key, answers at once."
                 }
                 DecisionProvider::Pi => {
                     "One of Pi's own configured models, named by Model (provider/model); \
