@@ -1628,6 +1628,11 @@ fn a_slow_pi_model_decision_shows_the_working_row_and_the_status_inside_pi() {
         let first = statuses.first().copied().unwrap_or_default();
         let last = statuses.last().copied().unwrap_or_default();
         assert!(first.starts_with("tools 0/"), "{version}: {statuses:?}");
+        // Issue 34, item 9: the footer says what the branch withholds, as an estimate.
+        assert!(
+            first.ends_with(" tokens withheld") && first.contains(" · ~"),
+            "{version}: {statuses:?}"
+        );
         assert!(last.starts_with("tools 1/"), "{version}: {statuses:?}");
     }
 }

@@ -27,7 +27,8 @@ pub fn list_text(session: &Session, command: pcd_ui_text::ListCommand) -> String
 }
 
 /// Pi's footer status: how many of the registered external tools are available on this branch
-/// now (`tools 13/23`); none while tool filtering is off or before the registry was read.
+/// now, and the estimated tokens of the withheld ones' definitions (`tools 6/20 · ~9.8k tokens
+/// withheld`); none while tool filtering is off or before the registry was read.
 pub fn footer_status(session: &Session) -> Option<String> {
     if !session.filtering_on() {
         return None;
@@ -35,6 +36,7 @@ pub fn footer_status(session: &Session) -> Option<String> {
     let tools = session.inventory()?;
     let mut external = 0;
     let mut available = 0;
+    let mut withheld_chars = 0u64;
     for (tool, class) in tools.iter().zip(session.classes()) {
         if class.kind.is_internal() {
             continue;
@@ -42,9 +44,15 @@ pub fn footer_status(session: &Session) -> Option<String> {
         external += 1;
         if session.is_allowed(&tool.name) {
             available += 1;
+        } else {
+            withheld_chars += tool.definition_chars as u64;
         }
     }
-    Some(pcd_ui_text::tools_status(available, external))
+    Some(pcd_ui_text::tools_status(
+        available,
+        external,
+        withheld_chars,
+    ))
 }
 
 /// The view of every tool the session's snapshot holds.
