@@ -106,14 +106,6 @@ function prebuiltAddon(require: ReturnType<typeof createRequire>, here: string):
 	}
 }
 
-// The checkout this extension was loaded from (a path or git install of a clone: this file is its
-// extension/index.ts, beside its Cargo.toml), whose .cache holds the model `cargo xtask
-// fetch-model` installed; undefined for an npm install. The addon checks the files there too.
-function checkoutDir(): string | undefined {
-	const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-	return existsSync(join(root, "Cargo.toml")) && existsSync(join(root, "bindings", "node")) ? resolve(root) : undefined;
-}
-
 // The folder of the semantic model's npm package (all-MiniLM-L6-v2's pinned files), which npm
 // installs as an optional dependency; undefined when it is not installed. The addon checks every
 // file in it against its pin before using it, and scores lexically otherwise.
@@ -436,7 +428,6 @@ export default function piContextDecisions(pi: any) {
 			cwd: ctx.cwd,
 			trusted,
 			modelDir: modelPackageDir(),
-			checkoutDir: checkoutDir(),
 		};
 		session = addon.PiSession.start(JSON.stringify(start), readBranch(ctx));
 		for (const w of session.takeWarnings()) notify(ctx, w);

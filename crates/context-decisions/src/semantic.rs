@@ -38,9 +38,8 @@ pub struct ModelDir {
 }
 
 /// The folders the model is looked for in, first match wins: `explicit` (`--model-dir`), then
-/// `PCD_MODEL_DIR`, then `checkout`'s `.cache/models/all-minilm-l6-v2` (inside Pi, the checkout
-/// the extension was loaded from, which the extension names: a path or git install of a clone
-/// that ran `cargo xtask fetch-model`), then
+/// `PCD_MODEL_DIR`, then `checkout`'s `.cache/models/all-minilm-l6-v2` (the checkout a host names;
+/// the addon takes it as the start event's `checkoutDir`), then
 /// `<agent dir>/pi-context-decisions/models/all-minilm-l6-v2`, then `package` (inside Pi, the
 /// folder of the model's npm package, which the extension resolves), then the repository's
 /// `.cache/models/all-minilm-l6-v2` beside a program built in `target/`.
