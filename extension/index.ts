@@ -14,7 +14,7 @@ const CUSTOM_TYPE = "context-decisions-tools";
 const NOTICE_TYPE = "context-decisions-notice";
 // The only sentence held here: the addon (which holds every other one) could not be loaded.
 const ADDON_MISSING =
-	"pi-context-decisions could not load its native addon, so calls to MCP and extension tools are blocked while tool filtering is on, or while its settings file (pi-context-decisions/settings.json in Pi's agent folder) cannot be read (only tools the project allowlist names then pass). Reinstall the package with pi install (it brings the prebuilt addon for this platform where there is one, and builds it with cargo otherwise), or fix that file and turn filtering off in it.";
+	"pi-context-decisions could not load its native addon, so calls to MCP and extension tools are blocked while tool filtering is on, or while its settings file (pi-context-decisions/settings.json in Pi's agent folder) cannot be read (only tools the project allowlist names then pass). For a path or git install of a clone, build it there with bash bindings/node/build.sh (Rust needed) and restart Pi; for an npm install, reinstall with pi install npm:pi-context-decisions, which brings the prebuilt addon for this platform where there is one. Or fix that file and turn filtering off in it.";
 
 type Addon = {
 	PiSession: { start(eventJson: string, entriesJson?: string): Session };
@@ -586,6 +586,17 @@ export default function piContextDecisions(pi: any) {
 			};
 		});
 	};
+
+	if (!addon) {
+		// Without the addon /decisions still exists (it would otherwise go to the model as a
+		// prompt): it says what is missing and what to run, in the one sentence this file holds.
+		pi.registerCommand("decisions", {
+			description: ADDON_MISSING.slice(0, ADDON_MISSING.indexOf(",")),
+			handler: async (_args: string, ctx: any) => {
+				notify(ctx, ADDON_MISSING);
+			},
+		});
+	}
 
 	if (addon) {
 		pi.registerCommand("decisions", {

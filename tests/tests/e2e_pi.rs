@@ -728,7 +728,7 @@ fn the_advanced_tab_sets_the_provider_to_none_and_the_next_prompt_keeps_every_to
         assert_eq!(at(1)[0], "Decisions · Advanced", "{version}");
         assert_eq!(
             row(&at(1), "Decision model"),
-            Some((true, "Embedded scorer".into())),
+            Some((true, "Built-in scorer".into())),
             "{version}"
         );
         assert_eq!(
@@ -901,7 +901,7 @@ fn without_a_terminal_decisions_prints_the_settings_and_the_lists() {
         let report = run("tools-tab-print.json", version);
         let text = report["steps"][0]["stderr"].as_str().unwrap();
         for line in [
-            "Tool filtering: On · Decide: Each tool · When: Once, at the first prompt · Decision model: the embedded scorer",
+            "Tool filtering: On · Decide: Each tool · When: Once, at the first prompt · Decision model: the built-in scorer",
             "Always allowed tools (global): `gone_tool`",
             "MCP servers & extensions (global): `ext__toolbox`",
             "Always allowed tools (project): `db_query`",
@@ -1091,6 +1091,9 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
                     { "toolCalls": [ { "name": "web_fetch", "arguments": { "text": "x" } } ] },
                     { "text": "done" }
                 ]
+            }, {
+                // Issue 34, item 2: /decisions exists without the addon and says what to run.
+                "command": "/decisions"
             }]
         });
         match switch {
@@ -1123,7 +1126,18 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
                 .filter(|m| m.contains("could not load its native addon"))
                 .map(str::to_owned)
                 .collect();
-            assert_eq!(warnings.len(), 1, "{version} {switch}: warned once");
+            // Once at startup, and once as /decisions' reply (never a prompt to the model).
+            assert_eq!(
+                warnings.len(),
+                2,
+                "{version} {switch}: warned once, and /decisions said it"
+            );
+            assert!(
+                warnings[1].contains("bash bindings/node/build.sh")
+                    && warnings[1].contains("pi install npm:pi-context-decisions"),
+                "{version}: names what to run for each install form: {}",
+                warnings[1]
+            );
             assert!(
                 warnings[0].contains("pi-context-decisions/settings.json"),
                 "{version}: names the settings file"
@@ -1631,6 +1645,11 @@ fn a_slow_pi_model_decision_shows_the_working_row_and_the_status_inside_pi() {
         let first = statuses.first().copied().unwrap_or_default();
         let last = statuses.last().copied().unwrap_or_default();
         assert!(first.starts_with("tools 0/"), "{version}: {statuses:?}");
+        // Issue 34, item 9: the footer says what the branch withholds, as an estimate.
+        assert!(
+            first.ends_with(" tokens withheld") && first.contains(" · ~"),
+            "{version}: {statuses:?}"
+        );
         assert!(last.starts_with("tools 1/"), "{version}: {statuses:?}");
     }
 }
@@ -1702,7 +1721,10 @@ fn a_paraphrase_gets_its_tool_through_the_semantic_signal_inside_pi() {
             "{version}: {notes:?}"
         );
         let said = report["steps"][2]["stderr"].as_str().unwrap();
-        assert!(said.contains("(embedded+semantic)"), "{version}: {said}");
+        assert!(
+            said.contains("Scored by: the built-in scorer with the semantic model."),
+            "{version}: {said}"
+        );
         assert!(cache.is_file(), "{version}: the vectors are cached on disk");
         // The tools' texts are cached; the prompt's never is, not even as a vector.
         let loaded = pcd_embed::MiniLm::load(&model).unwrap();

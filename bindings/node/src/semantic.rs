@@ -68,9 +68,10 @@ pub(crate) fn wait_bound() -> Duration {
 }
 
 /// Starts loading the model on a background thread, once per process; later calls do nothing.
-/// `package` is the folder of the model's npm package, when the extension found one.
-pub(crate) fn start_loading(agent_dir: &Path, package: Option<&Path>) {
-    let dirs = model_dirs(None, Some(agent_dir), package);
+/// `package` is the folder of the model's npm package, when the extension found one, and
+/// `checkout` the checkout the extension was loaded from (a path or git install of a clone).
+pub(crate) fn start_loading(agent_dir: &Path, package: Option<&Path>, checkout: Option<&Path>) {
+    let dirs = model_dirs(None, Some(agent_dir), package, checkout);
     let agent_dir = agent_dir.to_owned();
     MODEL.get_or_init(|| {
         let spawned = std::thread::Builder::new()

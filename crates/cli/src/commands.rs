@@ -118,6 +118,9 @@ fn open_session(args: &SessionArgs) -> Result<(Session, Vec<String>), String> {
     let (origins, origin_warnings) =
         load_mcp_origins(approved, &agent_dir, &cwd, args.trusted, PiVersion::NEWEST);
     let mut warnings = files.warnings;
+    if filters && !files.settings_found && matches!(files.settings, SettingsRead::Read(_)) {
+        warnings.push(pcd_ui_text::settings_absent_with_ledger());
+    }
     warnings.extend(origin_warnings);
     let (mut session, start) = Session::start(StartEvent {
         reason: StartReason::Resume,
@@ -156,7 +159,15 @@ fn availability_code(a: pcd_ui_text::Availability) -> Value {
             "scope": scope.as_str(), "list": match list { pcd_model::RemedyList::Tools => "tools", pcd_model::RemedyList::Groups => "groups" }}),
         A::Round { round, .. } => json!({"available": true, "reason": "round", "round": round}),
         A::Unfiltered => json!({"available": true, "reason": "unfiltered"}),
-        A::NotScored => json!({"available": true, "reason": "not_scored"}),
+        A::NotScored(pcd_ui_text::NotScored::NoModel) => {
+            json!({"available": true, "reason": "not_scored", "cause": "no_model"})
+        }
+        A::NotScored(pcd_ui_text::NotScored::FewCandidates {
+            candidates,
+            minimum,
+            ..
+        }) => json!({"available": true, "reason": "not_scored",
+            "cause": "few_candidates", "candidates": candidates, "minimum": minimum}),
         A::AlreadyRegistered => json!({"available": true, "reason": "already_registered"}),
         A::FilteringOff => json!({"available": true, "reason": "filtering_off"}),
         A::Withheld => json!({"available": false, "reason": "withheld"}),
@@ -235,16 +246,31 @@ pub fn gate(args: &GateArgs) -> Result<(String, bool), String> {
         session = args.from.session.is_some(),
         "gate: verdict"
     );
+    // Why an allowed call is allowed: the tool's row in the lists (unknown tools are blocked
+    // while filtering is on, so a tool without a row is allowed only because filtering is off).
+    let available = context_decisions::views::inventory_view(&session)
+        .rows
+        .iter()
+        .find(|r| r.name == tool)
+        .map_or(pcd_ui_text::Availability::FilteringOff, |r| r.availability);
     if args.json {
         let verdict = json!({
             "verdict": if outcome.block.is_some() { "block" } else { "allow" },
-            "reason": outcome.block,
+            "reason": match &outcome.block {
+                Some(reason) => json!(reason),
+                None => json!(pcd_ui_text::allow_reason(available)),
+            },
+            "availability": availability_code(available),
             "scored_now": scored,
             "warnings": warnings,
         });
         return Ok((format!("{verdict}\n"), outcome.block.is_some()));
     }
-    let text = pcd_ui_text::gate_verdict(outcome.block.as_deref());
+    let verdict = match outcome.block.as_deref() {
+        Some(reason) => Err(reason),
+        None => Ok(available),
+    };
+    let text = pcd_ui_text::gate_verdict(verdict);
     Ok((
         pcd_ui_text::with_warnings(text, &warnings),
         outcome.block.is_some(),

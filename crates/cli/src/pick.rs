@@ -326,6 +326,7 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
                     args.model_dir.as_deref(),
                     args.agent_dir.as_deref(),
                     None,
+                    None,
                 ),
                 args.agent_dir.as_deref(),
             )
@@ -496,10 +497,7 @@ fn render(v: &Value) -> String {
     });
     pcd_ui_text::pick_report(&pcd_ui_text::PickReport {
         mode: text(&v["mode"]),
-        scorer: match v["signal"].as_str() {
-            Some(signal) => format!("{}, {signal}", text(&v["scorer"])),
-            None => text(&v["scorer"]),
-        },
+        scorer: pcd_ui_text::scorer_words(&text(&v["scorer"]), v["signal"].as_str()),
         threshold: v["threshold"].as_f64().unwrap_or_default(),
         cap: v["cap"].as_u64().unwrap_or_default(),
         candidates: v["candidates"].as_u64().unwrap_or_default() as usize,
@@ -649,7 +647,7 @@ mod tests {
         assert!(v["available"][0]["score"].as_f64().unwrap() >= 0.625);
         assert_eq!(v["withheld"].as_array().unwrap().len(), 11);
         assert_eq!(v["always_available"][0]["name"], "read");
-        assert_eq!(v["always_available"][0]["reason"], "internal");
+        assert_eq!(v["always_available"][0]["reason"], "built-in");
     }
 
     #[test]

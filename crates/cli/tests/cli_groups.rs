@@ -80,7 +80,21 @@ fn the_table_names_every_tool_and_sums_up() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("TOOL "));
     assert!(
-        text.contains("36 tools: 12 internal, 6 MCP, 16 extension, 2 without a group; 10 groups.")
+        text.contains("36 tools: 12 built-in, 6 MCP, 16 extension, 2 without a group; 10 groups.")
+    );
+    // One vocabulary: built-in tools are "built-in", and a tool without a group is not called
+    // "unfiltered" (tools mode scores and withholds it).
+    let row = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap()
+            .to_owned()
+    };
+    assert!(row("read").contains(" built-in "), "{text}");
+    assert!(row("calculator").contains(" no group "), "{text}");
+    assert!(
+        !text.contains("unfiltered") && !text.contains("internal"),
+        "{text}"
     );
     assert!(!text.contains("/home/dev"), "paths never appear");
 }

@@ -20,6 +20,8 @@ pub struct LoadedFiles {
     pub settings: SettingsRead,
     /// The project allowlist.
     pub project: ProjectRead,
+    /// Whether the global settings file was found and read (absent or unreadable: no).
+    pub settings_found: bool,
     /// Warnings (sentences, names and codes only).
     pub warnings: Vec<String>,
 }
@@ -142,6 +144,7 @@ pub fn load_settings(agent_dir: &Path, cwd: &Path, branch_filters: bool) -> Load
     LoadedFiles {
         settings: global.value,
         project: project.value,
+        settings_found: global.read,
         warnings,
     }
 }

@@ -38,13 +38,16 @@ pub struct ModelDir {
 }
 
 /// The folders the model is looked for in, first match wins: `explicit` (`--model-dir`), then
-/// `PCD_MODEL_DIR`, then `<agent dir>/pi-context-decisions/models/all-minilm-l6-v2`, then
-/// `package` (inside Pi, the folder of the model's npm package, which the extension resolves),
-/// then the repository's `.cache/models/all-minilm-l6-v2` beside a program built in `target/`.
+/// `PCD_MODEL_DIR`, then `checkout`'s `.cache/models/all-minilm-l6-v2` (the checkout a host names;
+/// the addon takes it as the start event's `checkoutDir`), then
+/// `<agent dir>/pi-context-decisions/models/all-minilm-l6-v2`, then `package` (inside Pi, the
+/// folder of the model's npm package, which the extension resolves), then the repository's
+/// `.cache/models/all-minilm-l6-v2` beside a program built in `target/`.
 pub fn model_dirs(
     explicit: Option<&Path>,
     agent_dir: Option<&Path>,
     package: Option<&Path>,
+    checkout: Option<&Path>,
 ) -> Vec<ModelDir> {
     use pcd_ui_text::ModelFolder;
     let folder = pcd_embed::pinned::MODEL_FOLDER;
@@ -55,6 +58,12 @@ pub fn model_dirs(
     let mut dirs = Vec::new();
     if let Some(env) = std::env::var_os("PCD_MODEL_DIR") {
         dirs.push(dir(PathBuf::from(env), ModelFolder::Environment));
+    }
+    if let Some(checkout) = checkout {
+        dirs.push(dir(
+            checkout.join(".cache").join("models").join(folder),
+            ModelFolder::Checkout,
+        ));
     }
     if let Some(agent) = agent_or_env(agent_dir) {
         dirs.push(dir(

@@ -498,6 +498,12 @@ impl Session {
         }
     }
 
+    /// How many candidates the inventory holds in the current mode (one per external tool, or
+    /// one per group in `mcp` mode), as *Minimum candidates* counts them.
+    pub fn candidate_count(&self) -> usize {
+        self.total_candidates
+    }
+
     /// Whether anything is scored: a decision model is selected, and the inventory has at least
     /// the minimum number of candidates.
     fn can_score(&self) -> bool {

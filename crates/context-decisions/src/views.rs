@@ -4,7 +4,9 @@
 use crate::session::Session;
 use pcd_ledger::{Basis, Boundary};
 use pcd_model::{Mode, RemedyList, ToolKind};
-use pcd_ui_text::{Availability, Boundary as ShownBoundary, Filtering, InventoryView, ToolRow};
+use pcd_ui_text::{
+    Availability, Boundary as ShownBoundary, Filtering, InventoryView, NotScored, ToolRow,
+};
 
 /// The reply to `/decisions tools list` or `/decisions mcp list`. Off means off: while tool
 /// filtering is off it names the saved allowlists only, from the settings, and the host need not
@@ -25,7 +27,8 @@ pub fn list_text(session: &Session, command: pcd_ui_text::ListCommand) -> String
 }
 
 /// Pi's footer status: how many of the registered external tools are available on this branch
-/// now (`tools 13/23`); none while tool filtering is off or before the registry was read.
+/// now, and the estimated tokens of the withheld ones' definitions (`tools 6/20 · ~9.8k tokens
+/// withheld`); none while tool filtering is off or before the registry was read.
 pub fn footer_status(session: &Session) -> Option<String> {
     if !session.filtering_on() {
         return None;
@@ -33,6 +36,7 @@ pub fn footer_status(session: &Session) -> Option<String> {
     let tools = session.inventory()?;
     let mut external = 0;
     let mut available = 0;
+    let mut withheld_chars = 0u64;
     for (tool, class) in tools.iter().zip(session.classes()) {
         if class.kind.is_internal() {
             continue;
@@ -40,9 +44,15 @@ pub fn footer_status(session: &Session) -> Option<String> {
         external += 1;
         if session.is_allowed(&tool.name) {
             available += 1;
+        } else {
+            withheld_chars += tool.definition_chars as u64;
         }
     }
-    Some(pcd_ui_text::tools_status(available, external))
+    Some(pcd_ui_text::tools_status(
+        available,
+        external,
+        withheld_chars,
+    ))
 }
 
 /// The view of every tool the session's snapshot holds.
@@ -71,6 +81,31 @@ pub fn inventory_view(session: &Session) -> InventoryView {
         rows,
         active_set_changes: session.active_set_changes(),
     }
+}
+
+/// Why nothing is scored, as the settings are now: no decision model, or too few candidates (in
+/// `mcp` mode, too few groups: a typical setup has a handful).
+fn not_scored(session: &Session, mode: Mode) -> Availability {
+    let decision = &session.settings().decision;
+    Availability::NotScored(if decision.has_model() {
+        NotScored::FewCandidates {
+            candidates: u32::try_from(session.candidate_count()).unwrap_or(u32::MAX),
+            minimum: decision.minimum_candidates,
+            mode,
+        }
+    } else {
+        NotScored::NoModel
+    })
+}
+
+/// The number a person reads for the branch's round at `index`: the rounds they did not start
+/// (the baseline when filtering began, allowlist grants) are not counted.
+fn user_round_number(rounds: &[pcd_ledger::RoundSummary], index: usize) -> u32 {
+    let counted = rounds[..=index]
+        .iter()
+        .filter(|r| !matches!(r.basis, Basis::Baseline | Basis::Allowlist))
+        .count();
+    u32::try_from(counted.max(1)).unwrap_or(u32::MAX)
 }
 
 fn availability(
@@ -108,10 +143,10 @@ fn availability(
         });
         if let Some((i, round)) = found {
             return match round.basis {
-                Basis::Unscored => Availability::NotScored,
+                Basis::Unscored => not_scored(session, mode),
                 Basis::Baseline => Availability::AlreadyRegistered,
                 _ => Availability::Round {
-                    round: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                    round: user_round_number(branch.rounds(), i),
                     boundary: match round.boundary {
                         Boundary::ToolRound => ShownBoundary::ToolRound,
                         Boundary::FirstCall => ShownBoundary::FirstCall,
@@ -122,7 +157,7 @@ fn availability(
         }
     }
     if session.is_allowed(&tool.name) {
-        Availability::NotScored
+        not_scored(session, mode)
     } else {
         Availability::Withheld
     }

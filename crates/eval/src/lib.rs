@@ -1,7 +1,7 @@
 //! The `eval` command: the picker's ranking and selection quality on a labelled set, next to
 //! Pi's own `tool_search` ranker (BM25) run on the same data in the same harness.
 //!
-//! A set is a folder shaped like `../shared/eval/*`: `tools.json` (a `getAllTools()` array),
+//! A set is a folder shaped like `eval/everyday`, `eval/bfcl` and `eval/metatool`: `tools.json` (a `getAllTools()` array),
 //! `queries.jsonl` (`{"id", "prompt", "relevant_tools"}` a line) and optionally
 //! `irrelevance.jsonl` (prompts for which nothing should be exposed). Queries are split in two
 //! halves by a stable hash of their id: the `tune` half was used to choose the embedded scorer's
@@ -166,6 +166,7 @@ pub fn run(args: &EvalArgs) -> Result<String, String> {
         let dirs = context_decisions::semantic::model_dirs(
             args.model_dir.as_deref(),
             args.agent_dir.as_deref(),
+            None,
             None,
         );
         match context_decisions::semantic::Semantic::load(&dirs, args.agent_dir.as_deref()) {

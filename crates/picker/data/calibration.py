@@ -26,8 +26,8 @@ from sklearn.linear_model import LogisticRegression
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..')
 SETS = {'everyday': os.path.join(ROOT, 'eval/everyday'),
-        'bfcl': os.path.join(ROOT, '../shared/eval/bfcl'),
-        'metatool': os.path.join(ROOT, '../shared/eval/metatool')}
+        'bfcl': os.path.join(ROOT, 'eval/bfcl'),
+        'metatool': os.path.join(ROOT, 'eval/metatool')}
 DUMPS = sys.argv[1] if len(sys.argv) > 1 else '/tmp/feat'
 
 def labels(name):

@@ -43,8 +43,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, '..', '..', '..')
 SETS = {'everyday': os.path.join(ROOT, 'eval/everyday'),
-        'bfcl': os.path.join(ROOT, '../shared/eval/bfcl'),
-        'metatool': os.path.join(ROOT, '../shared/eval/metatool')}
+        'bfcl': os.path.join(ROOT, 'eval/bfcl'),
+        'metatool': os.path.join(ROOT, 'eval/metatool')}
 DUMPS = sys.argv[1] if len(sys.argv) > 1 else '/tmp/policy'
 SKIP = os.environ.get('SKIP', '').split(',')
 # Each mode has its own calibration (`FusedCalibration::shipped`): fit one at a time,

@@ -5,7 +5,7 @@
 - ids are `np-` and 4 digits, and unique; prompts are unique (after folding);
 - at least 350 prompts with external=false and 350 with external=true;
 - no prompt is identical to, or contained in, a prompt of the evaluation sets (eval/everyday and
-  ../shared/eval/*, every queries/irrelevance file), after lowercasing and folding whitespace;
+  eval/bfcl and eval/metatool, every queries/irrelevance file), after lowercasing and folding whitespace;
   nor does one contain an evaluation prompt of 40 characters or more.
 Python's standard library only; it reads the data and scores nothing.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-EVAL_DIRS = [ROOT / "eval" / "everyday"] + sorted((ROOT.parent / "shared" / "eval").glob("*"))
+EVAL_DIRS = [ROOT / "eval" / name for name in ("everyday", "bfcl", "metatool")]
 LEAST = 350
 
 
@@ -66,8 +66,8 @@ for d in EVAL_DIRS:
                     eval_prompts.add(fold(json.loads(line).get("prompt", "")))
 if not any("everyday" in f for f in found):
     bad("eval/everyday not found")
-if not any("shared" in f for f in found):
-    print("warning: ../shared/eval not found; only eval/everyday was compared", file=sys.stderr)
+if not any("bfcl" in f for f in found) or not any("metatool" in f for f in found):
+    bad("eval/bfcl or eval/metatool not found")
 haystack = "\n".join(eval_prompts)
 long_eval = [e for e in eval_prompts if len(e) >= 40]
 for r in rows:

@@ -491,10 +491,15 @@ mod tests {
         assert!(scores[0] >= THRESHOLD, "{scores:?}");
         assert!(scores[1..].iter().all(|&s| s < THRESHOLD), "{scores:?}");
         // The need gate is evidence too: a prompt it reads as about the code scores every
-        // candidate lower, and one it reads so confidently exposes nothing.
+        // candidate lower, and a middling match (cosine 0.3) that crosses the threshold for a
+        // prompt needing something outside does not for one it confidently reads as code.
         let doubtful = fused_scores(&lexical, &cosines, Some(-3.0), false, &c);
         assert!(doubtful[0] < scores[0], "{doubtful:?}");
-        let code = fused_scores(&lexical, &cosines, Some(-6.0), false, &c);
+        let mut middling = cosines.clone();
+        middling[0] = 0.3;
+        let outside = fused_scores(&lexical, &middling, Some(2.0), false, &c);
+        assert!(outside[0] >= THRESHOLD, "{outside:?}");
+        let code = fused_scores(&lexical, &middling, Some(-6.0), false, &c);
         assert!(code.iter().all(|&s| s < THRESHOLD), "{code:?}");
         // Through the vectors: the gate's own direction is a prompt needing something outside.
         let (prompt, other) = external_prompt();

@@ -176,7 +176,7 @@ pub fn decisions_status(
 ) -> String {
     let model = match decision.provider {
         DecisionProvider::None => "none (every tool stays available)".to_owned(),
-        DecisionProvider::Embedded => "the embedded scorer".to_owned(),
+        DecisionProvider::Embedded => "the built-in scorer".to_owned(),
         DecisionProvider::Http => format!(
             "HTTP, {}",
             code(&bound_label(decision.model.as_deref().unwrap_or("")))
@@ -270,7 +270,8 @@ pub fn list_while_off(
     };
     let mut lines = vec![format!(
         "{what}: tool filtering is off, so every tool is available and Pi's tool registry is not \
-         read. Turn filtering on in `/decisions` (Tools tab) to list each tool with its \
+         read. Turn filtering on (the Tools tab of `/decisions` in Pi's interactive mode, or \
+         `\"tools\": {{\"enabled\": true}}` in the settings file) to list each tool with its \
          availability. The saved allowlists:"
     )];
     lines.extend(allowlist_lines(tools, project, |index| {
@@ -502,7 +503,7 @@ pub fn decision_test(result: DecisionTest) -> String {
         DecisionTest::NoModel => "Decision test: no decision model is selected, so nothing is \
              scored and every tool stays available. Choose one in Advanced (`decision.provider`)."
             .to_owned(),
-        DecisionTest::Embedded(p) => scored("the embedded scorer", p),
+        DecisionTest::Embedded(p) => scored("the built-in scorer", p),
         DecisionTest::Answered(p) => scored("the decision model", p),
         DecisionTest::Malformed => "Decision test: the decision model answered, but not with a \
              score for each tool, so its answers would add nothing. Try another model."

@@ -603,7 +603,7 @@ mod tests {
     #[test]
     fn eval_report_table_and_selection() {
         let report = EvalReport {
-            set: "../shared/eval/bfcl".into(),
+            set: "eval/bfcl".into(),
             mode: "tools".into(),
             split: "test".into(),
             candidates: 1234,

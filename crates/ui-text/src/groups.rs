@@ -31,6 +31,16 @@ impl GroupsRow {
     }
 }
 
+/// A kind as the table prints it: the built-in tools are "built-in", and a tool without a group
+/// is "no group" (tools mode still scores it; only group mode leaves it unfiltered).
+fn kind_words(kind: &str) -> &str {
+    match kind {
+        "internal" => "built-in",
+        "unfiltered" => "no group",
+        other => other,
+    }
+}
+
 /// The rows as an aligned text table with a header and a one-line summary.
 pub fn groups_table(rows: &[GroupsRow]) -> String {
     let cells: Vec<[String; 5]> = rows
@@ -38,7 +48,7 @@ pub fn groups_table(rows: &[GroupsRow]) -> String {
         .map(|r| {
             [
                 display_safe(&r.name),
-                r.kind.to_owned(),
+                kind_words(r.kind).to_owned(),
                 r.group
                     .as_deref()
                     .map_or_else(|| "-".to_owned(), display_safe),
@@ -75,7 +85,7 @@ pub fn groups_table(rows: &[GroupsRow]) -> String {
     groups.sort_unstable();
     groups.dedup();
     out.push_str(&format!(
-        "\n{} tools: {} internal, {} MCP, {} extension, {} without a group; {} groups.\n",
+        "\n{} tools: {} built-in, {} MCP, {} extension, {} without a group; {} groups.\n",
         rows.len(),
         count("internal"),
         count("mcp"),

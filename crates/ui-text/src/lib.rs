@@ -42,7 +42,7 @@
 //! let tool = ToolInfo::new("ask", "", None);
 //! let class = Classifier::default().classify(&tool);
 //! let text = groups_table(&[GroupsRow::new(&tool, &class)]);
-//! assert!(text.contains("unfiltered"));
+//! assert!(text.contains("no group"));
 //!
 //! let reason = blocked_reason(&BlockCode {
 //!     kind: BlockKind::NotAvailable,
@@ -92,15 +92,18 @@ pub use eval::{
 };
 pub use groups::{groups_table, GroupsRow};
 pub use keys::decode_keys;
-pub use lists::{mcp_list, tools_list, Availability, Boundary, Filtering, InventoryView, ToolRow};
+pub use lists::{
+    mcp_list, tools_list, Availability, Boundary, Filtering, InventoryView, NotScored, ToolRow,
+};
 pub use notice::{availability_notice, AvailabilityNotice, NoticeGroup};
 pub use program::{
-    agent_dir_error, call_error, current_folder_error, endpoint_error, eval_read_error,
-    flag_range_error, gate_verdict, http_scorer_needs, number_list_error, pick_failed,
-    plot_write_error, program_error, project_folder_error, query_line_error, script_error,
-    script_file_error, session_file_error, tools_file_error, trusted_error, with_warnings,
-    AgentDirProblem, CallProblem, EndpointProblem, NumberListProblem, QueryProblem, ReadProblem,
-    ScriptFileProblem, ScriptProblem, ToolsFileProblem,
+    agent_dir_error, allow_reason, call_error, current_folder_error, endpoint_error,
+    eval_read_error, flag_range_error, gate_verdict, http_scorer_needs, number_list_error,
+    pick_failed, plot_write_error, program_error, project_folder_error, query_line_error,
+    script_error, script_file_error, session_file_error, settings_absent_with_ledger,
+    tools_file_error, trusted_error, with_warnings, AgentDirProblem, CallProblem, EndpointProblem,
+    NumberListProblem, QueryProblem, ReadProblem, ScriptFileProblem, ScriptProblem,
+    ToolsFileProblem,
 };
 pub use progress::{tools_status, DECIDING_CONTEXT, RANKING};
 pub use recording::{recording_failed, recording_stopped, replay_check, RECORDING_IN_USE};
@@ -119,7 +122,7 @@ pub use rounds::{
     round_problem_code, RoundProblem,
 };
 pub use semantic::{
-    last_scorer_text, scorer_comparison, scorer_line, semantic_model_missing,
+    last_scorer_text, scorer_comparison, scorer_line, scorer_words, semantic_model_missing,
     semantic_model_skipped, semantic_model_unusable, semantic_not_ready, semantic_note,
     semantic_off_warning, vector_cache_not_saved, vector_cache_not_used, ModelFolder,
     ScorerComparisonRow, LEXICAL_ASKED, SEMANTIC_LOADING, SEMANTIC_NOT_BUILT,

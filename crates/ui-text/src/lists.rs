@@ -34,6 +34,22 @@ impl Boundary {
     }
 }
 
+/// Why nothing was scored, as the settings are now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NotScored {
+    /// No decision model is selected.
+    NoModel,
+    /// Fewer candidates than *Minimum candidates*.
+    FewCandidates {
+        /// How many candidates there are in this mode.
+        candidates: u32,
+        /// *Minimum candidates*.
+        minimum: u32,
+        /// The mode (in `mcp` mode a candidate is a whole MCP server or extension).
+        mode: Mode,
+    },
+}
+
 /// Why a tool is available on this branch, or that it is not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Availability {
@@ -55,9 +71,8 @@ pub enum Availability {
     },
     /// Group mode leaves it unfiltered: its provenance names no group.
     Unfiltered,
-    /// Not scored (no decision model, or fewer candidates than the minimum), so it stays
-    /// available, and that is recorded.
-    NotScored,
+    /// Not scored, so it stays available, and that is recorded; why, as the settings are now.
+    NotScored(NotScored),
     /// It was registered before filtering became active on this branch, so it stays available.
     AlreadyRegistered,
     /// Tool filtering is off: every tool is available.
@@ -85,8 +100,22 @@ impl Availability {
                 format!("available: round {round}, {}", boundary.phrase())
             }
             Availability::Unfiltered => "available: unfiltered (no group)".to_owned(),
-            Availability::NotScored => {
-                "available: not scored (no model or few candidates)".to_owned()
+            Availability::NotScored(NotScored::NoModel) => {
+                "available: not scored, no decision model is selected".to_owned()
+            }
+            Availability::NotScored(NotScored::FewCandidates {
+                candidates,
+                minimum,
+                mode,
+            }) => {
+                let what = match mode {
+                    Mode::Mcp => count(candidates.into(), "group", "groups"),
+                    Mode::Tools => count(candidates.into(), "tool", "tools"),
+                };
+                format!(
+                    "available: not scored: {what}, fewer than Minimum candidates ({minimum}; \
+                     lower it in Advanced)"
+                )
             }
             Availability::AlreadyRegistered => {
                 "available: registered before filtering began".to_owned()

@@ -248,12 +248,32 @@ pub fn call_error(problem: CallProblem) -> String {
     .to_owned()
 }
 
-/// `gate`'s verdict: `allow`, or `block:` and the reason (a [`crate::blocked_reason`]).
-pub fn gate_verdict(block: Option<&str>) -> String {
-    match block {
-        None => "allow\n".to_owned(),
-        Some(reason) => format!("block: {reason}\n"),
+/// `gate`'s verdict, always with its reason: `allow:` and why the tool is available (its row's
+/// reason in the lists, such as "filtering is off" or "round 1, at a prompt"), or `block:` and
+/// the reason (a [`crate::blocked_reason`]).
+pub fn gate_verdict(verdict: Result<crate::Availability, &str>) -> String {
+    match verdict {
+        Ok(available) => format!("allow: {}\n", allow_reason(available)),
+        Err(reason) => format!("block: {reason}\n"),
     }
+}
+
+/// Why `gate` allows a call to a tool that is `available`: its row's reason in the lists.
+pub fn allow_reason(available: crate::Availability) -> String {
+    let reason = available.describe();
+    match reason.strip_prefix("available: ") {
+        Some(rest) => rest.to_owned(),
+        None => reason,
+    }
+}
+
+/// The warning for `list` and `gate` when the branch has a ledger but no settings file was found
+/// in the agent folder: filtering is off (its default), so the ledger's decisions do not apply.
+pub fn settings_absent_with_ledger() -> String {
+    "no settings file (pi-context-decisions/settings.json) was found in the agent folder, so tool \
+     filtering is off, its default, and this branch's recorded decisions do not apply; name the \
+     agent folder Pi uses with --agent-dir"
+        .to_owned()
 }
 
 /// The error for `pick --scorer http` without one of its environment variables.
@@ -511,8 +531,10 @@ mod tests {
             trusted_error(),
             call_error(CallProblem::NotJson),
             call_error(CallProblem::NoToolName),
-            gate_verdict(None),
-            gate_verdict(Some("Blocked: not available.")),
+            gate_verdict(Ok(crate::Availability::FilteringOff)),
+            gate_verdict(Ok(crate::Availability::Internal)),
+            gate_verdict(Err("Blocked: not available.")),
+            settings_absent_with_ledger(),
             http_scorer_needs("CONTEXT_DECISIONS_MODEL"),
             pick_failed(&"the decision model did not answer"),
             endpoint_error(EndpointProblem::BadUrl),

@@ -7,9 +7,21 @@
 pub const DECIDING_CONTEXT: &str = "Deciding Context";
 
 /// Pi's footer status while tool filtering is on: how many of the external tools Pi has
-/// registered are available on this branch now (for example `tools 13/23`).
-pub fn tools_status(available: usize, external: usize) -> String {
-    format!("tools {available}/{external}")
+/// registered are available on this branch now, and, when some are withheld, the estimated
+/// tokens their definitions take (`withheld_chars`: names, descriptions and parameter schemas,
+/// in bytes, the measure of the lists and of eval's sessions; four to a token), for example
+/// `tools 6/20 · ~9.8k tokens withheld`.
+pub fn tools_status(available: usize, external: usize, withheld_chars: u64) -> String {
+    if withheld_chars == 0 {
+        return format!("tools {available}/{external}");
+    }
+    let tokens = crate::words::approx_tokens(withheld_chars);
+    let tokens = if tokens >= 1000 {
+        format!("{:.1}k", tokens as f64 / 1000.0)
+    } else {
+        tokens.to_string()
+    };
+    format!("tools {available}/{external} · ~{tokens} tokens withheld")
 }
 
 /// The inline state an allowlist editor shows while the relevance ranking it asked for runs.
@@ -23,7 +35,15 @@ mod tests {
     fn progress_texts() {
         insta::assert_snapshot!(format!(
             "working row: {DECIDING_CONTEXT}\neditor: {RANKING}\nfooter: {}",
-            tools_status(13, 23)
+            tools_status(13, 23, 0)
         ));
+        assert_eq!(
+            tools_status(6, 20, 39_100),
+            "tools 6/20 · ~9.8k tokens withheld"
+        );
+        assert_eq!(
+            tools_status(19, 20, 800),
+            "tools 19/20 · ~200 tokens withheld"
+        );
     }
 }

@@ -54,7 +54,7 @@ impl PickExempt {
     /// The reason as `pick` prints it (also in its JSON).
     pub fn text(self) -> &'static str {
         match self {
-            PickExempt::Internal => "internal",
+            PickExempt::Internal => "built-in",
             PickExempt::Available => "already available",
             PickExempt::Allowlisted => "allowlisted",
             PickExempt::Unfiltered => "unfiltered (no provenance name)",
@@ -81,7 +81,7 @@ pub struct PickRow {
 pub struct PickReport {
     /// `tools` or `mcp`.
     pub mode: String,
-    /// `embedded`, `http`, …
+    /// Who scored, in words ([`crate::scorer_words`]).
     pub scorer: String,
     /// The threshold.
     pub threshold: f64,
@@ -166,7 +166,7 @@ pub fn pick_report(r: &PickReport) -> String {
     }
     let _ = writeln!(
         s,
-        "{} mode, {} scorer, threshold {}, cap {}: {} of {} candidates made available",
+        "{} mode, scored by {}, threshold {}, cap {}: {} of {} candidates made available",
         display_safe(&r.mode),
         display_safe(&r.scorer),
         json_number(r.threshold),
@@ -205,6 +205,12 @@ pub fn pick_report(r: &PickReport) -> String {
         }
     }
     match &r.best_withheld {
+        Some(PickWithheld::BelowThreshold { score, .. }) if *score <= 0.0 => {
+            let _ = writeln!(
+                s,
+                "\nno withheld candidate matched the prompt at all: every one scored 0"
+            );
+        }
         Some(PickWithheld::BelowThreshold { name, score }) => {
             let _ = writeln!(
                 s,
@@ -334,7 +340,7 @@ mod tests {
         };
         let text = pick_report(&PickReport {
             mode: "tools".into(),
-            scorer: "embedded".into(),
+            scorer: crate::scorer_words("embedded", None),
             threshold: 1.0,
             cap: 6,
             candidates: 2,
@@ -349,10 +355,11 @@ mod tests {
         });
         assert_eq!(
             text,
-            "tools mode, embedded scorer, threshold 1.0, cap 6: 1 of 2 candidates made available\n\
+            "tools mode, scored by the built-in scorer, lexical only, threshold 1.0, cap 6: 1 of 2 \
+             candidates made available\n\
              \nmade available (1):\n  0.900  mcp__docs__search (docs)  at or above the threshold, within the cap\n\
              \nwithheld (1):\n    -    bar?chart  no valid score\n\
-             \nalways available (1):\n  read  internal\n\
+             \nalways available (1):\n  read  built-in\n\
              \nsettings: no settings file found, so the built-in defaults apply\n"
         );
         assert_eq!(json_number(0.625), "0.625");
@@ -395,7 +402,7 @@ mod tests {
     fn pick_report_says_why_the_best_withheld_was_withheld_and_which_files_applied() {
         let report = |best: PickWithheld| PickReport {
             mode: "tools".into(),
-            scorer: "embedded".into(),
+            scorer: crate::scorer_words("embedded", None),
             threshold: 0.625,
             cap: 1,
             candidates: 12,
@@ -426,6 +433,42 @@ mod tests {
             score: 0.7,
         }));
         insta::assert_snapshot!(format!("{below}\n---\n{over}"));
+    }
+
+    #[test]
+    fn pick_report_names_no_gap_when_every_withheld_candidate_scored_0() {
+        let text = pick_report(&PickReport {
+            mode: "tools".into(),
+            scorer: crate::scorer_words("embedded", Some("lexical")),
+            threshold: 0.625,
+            cap: 6,
+            candidates: 2,
+            available: Vec::new(),
+            withheld: Vec::new(),
+            always_available: vec![("read".into(), PickExempt::Internal.text().into())],
+            settings_files: Vec::new(),
+            overridden: Vec::new(),
+            global_unreadable: false,
+            project_unreadable: false,
+            best_withheld: Some(PickWithheld::BelowThreshold {
+                name: "calculator".into(),
+                score: 0.0,
+            }),
+        });
+        assert!(
+            text.starts_with("tools mode, scored by the built-in scorer, lexical only,"),
+            "{text}"
+        );
+        assert!(
+            text.contains("no withheld candidate matched the prompt at all: every one scored 0"),
+            "{text}"
+        );
+        assert!(!text.contains("below the threshold"), "{text}");
+        assert!(text.contains("  read  built-in\n"), "{text}");
+        assert_eq!(
+            crate::scorer_words("embedded", Some("semantic+lexical")),
+            "the built-in scorer with the semantic model"
+        );
     }
 
     #[test]

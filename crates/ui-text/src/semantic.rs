@@ -116,11 +116,10 @@ pub fn semantic_off_warning(reason: &str) -> String {
 /// semantic signal fused with the lexical scorer, or the lexical scorer alone and why.
 pub fn last_scorer_text(fused: bool, reason: &str) -> String {
     match (fused, reason.is_empty()) {
-        (true, _) => "Scored by: the embedded scorer with the semantic signal (embedded+semantic)."
-            .to_owned(),
-        (false, true) => "Scored by: the embedded scorer, lexical only.".to_owned(),
+        (true, _) => "Scored by: the built-in scorer with the semantic model.".to_owned(),
+        (false, true) => "Scored by: the built-in scorer, lexical only.".to_owned(),
         (false, false) => format!(
-            "Scored by: the embedded scorer, lexical only: {}.",
+            "Scored by: the built-in scorer, lexical only: {}.",
             display_safe(reason)
         ),
     }
@@ -129,6 +128,20 @@ pub fn last_scorer_text(fused: bool, reason: &str) -> String {
 /// `pick`'s last line when the semantic signal was not used: why.
 pub fn semantic_note(reason: &str) -> String {
     format!("semantic signal: not used: {}\n", display_safe(reason))
+}
+
+/// Who scored, in the words `pick` prints: `scorer` is the decision provider's code (`embedded`,
+/// `http`) and `signal` the semantic signal's (`semantic+lexical`, `lexical`), when there is one.
+/// The built-in scorer is never called "embedded" here, which reads like embeddings.
+pub fn scorer_words(scorer: &str, signal: Option<&str>) -> String {
+    match (scorer, signal) {
+        ("embedded", Some("semantic+lexical")) => {
+            "the built-in scorer with the semantic model".to_owned()
+        }
+        ("embedded", _) => "the built-in scorer, lexical only".to_owned(),
+        ("http", _) => "the HTTP decision model".to_owned(),
+        (other, _) => display_safe(other),
+    }
 }
 
 /// The line `pick` and `eval` print about the scorer: `scorer: NAME` and, when it is the lexical

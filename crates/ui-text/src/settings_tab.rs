@@ -117,9 +117,8 @@ pub fn tools_tab(tools: &ToolsSettings, project: &ScopedAllowlist) -> Vec<Settin
             id: SettingId::Enabled,
             label: "Tool filtering",
             value: if tools.enabled { "On" } else { "Off" }.to_owned(),
-            help: "Decides which tools the model sees for each task, separately from skill \
-                   filtering. Off by default; while off, every tool is available and nothing \
-                   is recorded."
+            help: "Decides which tools the model sees for each task. Off by default; while \
+                   off, every tool is available and nothing is recorded."
                 .to_owned(),
         },
         SettingRow {
@@ -207,7 +206,7 @@ pub fn tools_tab_notes(tools: &ToolsSettings, decision: &DecisionSettings) -> Ve
     }
     notes.push(
         "The decision model, its threshold and the limits on how many tools and groups a \
-         decision adds are in Advanced, shared with skill filtering."
+         decision adds are in Advanced."
             .to_owned(),
     );
     notes
@@ -217,7 +216,7 @@ pub fn tools_tab_notes(tools: &ToolsSettings, decision: &DecisionSettings) -> Ve
 pub fn provider_text(provider: DecisionProvider) -> &'static str {
     match provider {
         DecisionProvider::None => "None",
-        DecisionProvider::Embedded => "Embedded scorer",
+        DecisionProvider::Embedded => "Built-in scorer",
         DecisionProvider::Pi => "A Pi model",
         DecisionProvider::Http => "An HTTP endpoint",
     }
@@ -266,7 +265,8 @@ pub fn advanced_tab(decision: &DecisionSettings) -> Vec<SettingRow> {
                     "No model: nothing is scored and every tool stays available."
                 }
                 DecisionProvider::Embedded => {
-                    "The embedded offline scorer: no network, no key, answers at once."
+                    "The built-in offline scorer (with the semantic model where it is installed): no \
+                     network, no key, answers at once."
                 }
                 DecisionProvider::Pi => {
                     "One of Pi's own configured models, named by Model (provider/model); \
@@ -379,11 +379,7 @@ pub fn advanced_tab_notes(decision: &DecisionSettings) -> Vec<String> {
             "{missing}, so nothing is scored and every tool stays available."
         ));
     }
-    notes.push(
-        "These settings are shared by tool and skill filtering; every change is written to the \
-         global settings file at once."
-            .to_owned(),
-    );
+    notes.push("Every change is written to the global settings file at once.".to_owned());
     notes
 }
 

@@ -828,7 +828,10 @@ mod tests {
         assert!(!tab().render(100, 40).join("\n").contains("Scored by"));
         let fused = tab().with_scorer(Some((true, String::new())));
         let text = fused.render(100, 40).join("\n");
-        assert!(text.contains("(embedded+semantic)"), "{text}");
+        assert!(
+            text.contains("Scored by: the built-in scorer with the semantic model."),
+            "{text}"
+        );
         let lexical = tab().with_scorer(Some((false, "no model".into())));
         let text = lexical.render(100, 40).join("\n");
         assert!(text.contains("lexical only: no model."), "{text}");

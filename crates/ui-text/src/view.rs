@@ -167,7 +167,7 @@ pub(crate) const THRESHOLD_HELP: &str =
 /// The model picker's words.
 pub(crate) const MODEL_TITLE: &str = "Decision model";
 pub(crate) const MODEL_HELP: &str =
-    "One of Pi's models with a configured key; it scores tools for tool and skill filtering.";
+    "One of Pi's models with a configured key; it scores the tools and groups.";
 pub(crate) const NO_MODELS: &str =
     "Pi has no model with a configured key; add one with /login, then reopen this tab.";
 
