@@ -822,18 +822,7 @@ fn the_addon_uses_the_model_of_the_checkout_it_was_loaded_from() {
             dir = dir,
             checkout = checkout_dir.map_or("undefined".to_owned(), |p| format!("{p:?}")),
         );
-        let out = Command::new(install("node"))
-            .arg("-e")
-            .arg(script)
-            .env_remove("PCD_MODEL_DIR")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
+        serde_json::from_slice(&pcd_tests::node_eval(&script)).unwrap()
     };
     let found = state(Some(&checkout));
     assert_eq!(found["state"], "ready", "{found}");
