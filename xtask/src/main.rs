@@ -92,6 +92,53 @@ fn cargo(args: &[&str], envs: &[(&str, &OsStr)]) -> bool {
     }
 }
 
+/// What the fuzz step's builds take at most, with room to spare (about 1 GB measured).
+const FUZZ_ROOM_BYTES: u64 = 4 << 30;
+
+/// Before the fuzz step: the test build's incremental data goes (no CI run reuses it), and when the
+/// disk has less than [`FUZZ_ROOM_BYTES`] free, the test build itself goes too (the tests have run).
+/// Says what it removed and why.
+fn make_room_for_fuzzing(target: &Path) {
+    let debug = target.join("debug");
+    let incremental = debug.join("incremental");
+    if incremental.is_dir() && std::fs::remove_dir_all(&incremental).is_ok() {
+        eprintln!(
+            "xtask: ci: removed the test build's incremental data (target/debug/incremental)"
+        );
+    }
+    let Some(free) = free_bytes(target) else {
+        return;
+    };
+    if free >= FUZZ_ROOM_BYTES {
+        return;
+    }
+    eprintln!(
+        "xtask: ci: {} MB free on the disk of target/, under the {} MB the fuzz builds need; \
+         removing the test build (target/debug/deps and target/debug/build)",
+        free >> 20,
+        FUZZ_ROOM_BYTES >> 20
+    );
+    for dir in ["deps", "build"] {
+        let _ = std::fs::remove_dir_all(debug.join(dir));
+    }
+}
+
+/// The bytes free for this user on the file system holding `path`, as `df -Pk` reports them.
+fn free_bytes(path: &Path) -> Option<u64> {
+    let out = Command::new("df").arg("-Pk").arg(path).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    available_from_df(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// The "Available" column (in 1024-byte blocks) of `df -Pk`'s one data line, in bytes.
+fn available_from_df(text: &str) -> Option<u64> {
+    let line = text.lines().nth(1)?;
+    let kb: u64 = line.split_whitespace().nth(3)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 fn ci() -> ExitCode {
     let steps: &[&[&str]] = &[
         &["fmt", "--all", "--", "--check"],
@@ -108,8 +155,11 @@ fn ci() -> ExitCode {
         // the program, for the tests that replay recordings with it.
         &["build", "-p", "pcd-node", "-p", "pcd-cli", "--locked"],
     ];
+    // Not incremental, as CI builds are: the incremental data is 1.7 GB that no later run reuses
+    // (CI once ran out of disk in its last step).
+    let not_incremental = ("CARGO_INCREMENTAL", OsStr::new("0"));
     for step in steps {
-        if !cargo(step, &[]) {
+        if !cargo(step, &[not_incremental]) {
             eprintln!("xtask: ci failed at: cargo {}", step.join(" "));
             return ExitCode::FAILURE;
         }
@@ -152,16 +202,33 @@ fn ci() -> ExitCode {
         ("PCD_MODEL_DIR", model_dir.as_os_str()),
         ("PCD_REQUIRE_MODEL", std::ffi::OsStr::new("1")),
         ("PCD_VECTOR_CACHE", vector_cache.as_os_str()),
+        not_incremental,
     ];
     if !cargo(&test, &env) {
         eprintln!("xtask: ci failed at: cargo {}", test.join(" "));
         return ExitCode::FAILURE;
     }
     // Last: the tests say more about a change, and fuzzing needs what they built no more.
+    make_room_for_fuzzing(&workspace_root().join("target"));
     if !fuzz::ci_step() {
         eprintln!("xtask: ci failed at: the fuzz step");
         return ExitCode::FAILURE;
     }
     eprintln!("xtask: ci passed");
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_free_space_is_read_from_dfs_available_column() {
+        let text = "Filesystem     1024-blocks      Used Available Capacity Mounted on\n\
+                    /dev/vda         263112772  50000000   7026408      88% /\n";
+        assert_eq!(available_from_df(text), Some(7_026_408 * 1024));
+        // A line df could not fill (a name with spaces wraps; an error) gives nothing, not zero.
+        assert_eq!(available_from_df("Filesystem\n"), None);
+        assert_eq!(available_from_df("h\n/dev/x 1 2 n/a 3% /\n"), None);
+    }
 }

@@ -286,13 +286,8 @@ pub(crate) fn answer(
         .skip(job.prompts)
         .map(String::as_str)
         .collect();
-    model.check_cached(&candidates);
-    let mut vectors: Vec<Option<Vec<f32>>> = job
-        .texts
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (i >= job.prompts).then(|| model.cached(t)).flatten())
-        .collect();
+    let mut vectors: Vec<Option<Vec<f32>>> = vec![None; job.prompts];
+    vectors.extend(model.cached_all(&candidates));
     let missing: Vec<(usize, String)> = vectors
         .iter()
         .enumerate()

@@ -209,6 +209,12 @@ pub enum StoreError {
         /// 1-based column (in bytes) of its first character.
         column: usize,
     },
+    /// The file belongs to another user: a save never replaces it (it is read as any file is).
+    #[error("{} was not saved: it belongs to another user", file.describe())]
+    NotOwned {
+        /// Which file.
+        file: StoreFile,
+    },
     /// A change would save an entry that breaks the allowlist rules.
     #[error("{} cannot save entry {index} of the change: {error}", file.describe())]
     InvalidEntry {

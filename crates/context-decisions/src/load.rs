@@ -35,6 +35,7 @@ pub(crate) fn problem(error: &StoreError) -> FileProblem {
             limit_kib: store::MAX_SETTINGS_FILE_BYTES / 1024,
         },
         StoreError::NotRegularFile { .. } => FileProblem::NotRegularFile,
+        StoreError::NotOwned { .. } => FileProblem::NotOwned,
         StoreError::LockNotRegularFile { .. } => FileProblem::LockNotRegularFile,
         StoreError::NotUnicode { .. } => FileProblem::NotUnicode,
         StoreError::HugeNumber { .. } => FileProblem::HugeNumber,

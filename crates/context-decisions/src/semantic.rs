@@ -228,12 +228,29 @@ mod real {
             Some(v)
         }
 
-        /// Checks the cache's entries of `texts` together (see `VectorCache::check`), before
-        /// they are looked up one by one.
-        pub fn check_cached(&self, texts: &[&str]) {
-            if let Ok(mut cache) = self.cache.lock() {
-                cache.check(texts);
+        /// [`Semantic::cached`] for every text of `texts`, looked up together (see
+        /// `VectorCache::get_all`: each key hashed once, the entries checked side by side).
+        pub fn cached_all(&self, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
+            match self.cache.lock() {
+                Ok(mut cache) => cache
+                    .get_all(texts)
+                    .into_iter()
+                    .map(|v| v.filter(|v| is_unit(v)))
+                    .collect(),
+                Err(_) => vec![None; texts.len()],
             }
+        }
+
+        /// [`Semantic::vector`] for every text of `texts`: the cached ones looked up together,
+        /// the others embedded (and cached) one by one.
+        pub fn vectors(&self, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
+            let mut vectors = self.cached_all(texts);
+            for (v, text) in vectors.iter_mut().zip(texts) {
+                if v.is_none() {
+                    *v = self.vector(text);
+                }
+            }
+            vectors
         }
 
         /// The vectors of a prompt's `texts` ([`embedded::prompt_texts`]), read within one
@@ -328,7 +345,14 @@ mod real {
         }
 
         /// Never called: there is no cache.
-        pub fn check_cached(&self, _texts: &[&str]) {}
+        pub fn cached_all(&self, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
+            vec![None; texts.len()]
+        }
+
+        /// Never called: there is no model.
+        pub fn vectors(&self, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
+            vec![None; texts.len()]
+        }
 
         /// Nothing to save.
         pub fn save(&self) -> Option<String> {
@@ -349,8 +373,8 @@ impl semantic::TextEmbedder for Semantic {
         self.vector(text)
     }
 
-    fn prepare(&self, texts: &[&str]) {
-        self.check_cached(texts);
+    fn embed_all(&self, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
+        self.vectors(texts)
     }
 }
 

@@ -119,7 +119,9 @@ fn create_private_folder(folder: &Path) -> std::io::Result<()> {
     builder.create(folder)
 }
 
-/// The HMAC of one entry: over its key and its vector's bytes.
+/// The HMAC of one entry: over its key and its vector's bytes (the definition that
+/// [`vector_mac`] computes without allocating).
+#[cfg(test)]
 fn entry_mac(keyed: &Hmac<Sha256>, key: &[u8; HASH], vector: &[u8]) -> [u8; HASH] {
     let mut mac = keyed.clone();
     mac.update(key);
@@ -127,7 +129,23 @@ fn entry_mac(keyed: &Hmac<Sha256>, key: &[u8; HASH], vector: &[u8]) -> [u8; HASH
     mac.finalize().into_bytes().into()
 }
 
+/// [`entry_mac`] of a vector held as floats: its file bytes fed through a small buffer, so
+/// checking an entry allocates nothing.
+fn vector_mac(keyed: &Hmac<Sha256>, key: &[u8; HASH], vector: &[f32]) -> [u8; HASH] {
+    let mut mac = keyed.clone();
+    mac.update(key);
+    let mut buffer = [0u8; 256];
+    for chunk in vector.chunks(buffer.len() / 4) {
+        for (bytes, x) in buffer.chunks_exact_mut(4).zip(chunk) {
+            bytes.copy_from_slice(&x.to_le_bytes());
+        }
+        mac.update(&buffer[..chunk.len() * 4]);
+    }
+    mac.finalize().into_bytes().into()
+}
+
 /// A vector's bytes as the file holds them (little-endian f32s).
+#[cfg(test)]
 fn vector_bytes(vector: &[f32]) -> Vec<u8> {
     vector.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
@@ -299,14 +317,27 @@ impl VectorCache {
     /// dropped (and counts as missing, so the text is embedded again).
     pub fn get(&mut self, text: &str) -> Option<Vec<f32>> {
         let key = self.key(text);
+        self.get_key(&key)
+    }
+
+    /// The cached vectors of `texts`, in order, as [`VectorCache::get`] gives each: every text's
+    /// key is hashed once, and the entries not checked yet are checked side by side first (see
+    /// [`VectorCache::check`]). What a warm start calls with every candidate's text.
+    pub fn get_all(&mut self, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
+        let keys: Vec<[u8; HASH]> = texts.iter().map(|t| self.key(t)).collect();
+        self.check_keys(&keys);
+        keys.iter().map(|key| self.get_key(key)).collect()
+    }
+
+    fn get_key(&mut self, key: &[u8; HASH]) -> Option<Vec<f32>> {
         self.clock += 1;
         let clock = self.clock;
-        let entry = self.entries.get_mut(&key)?;
+        let entry = self.entries.get_mut(key)?;
         if !entry.checked {
-            let expected = entry_mac(&self.keyed, &key, &vector_bytes(&entry.vector));
+            let expected = vector_mac(&self.keyed, key, &entry.vector);
             // Not a secret comparison worth timing: a forger learns nothing it can use offline.
             if expected != entry.mac {
-                self.entries.remove(&key);
+                self.entries.remove(key);
                 self.dirty = true;
                 return None;
             }
@@ -322,22 +353,23 @@ impl VectorCache {
     /// (hashing 1.5 KiB a vector is most of their cost). [`VectorCache::get`] checks anything
     /// left unchecked itself.
     pub fn check(&mut self, texts: &[&str]) {
+        let keys: Vec<[u8; HASH]> = texts.iter().map(|t| self.key(t)).collect();
+        self.check_keys(&keys);
+    }
+
+    fn check_keys(&mut self, keys: &[[u8; HASH]]) {
         use rayon::prelude::*;
-        let keys: Vec<[u8; HASH]> = texts
+        let keys: Vec<&[u8; HASH]> = keys
             .iter()
-            .map(|t| self.key(t))
-            .filter(|k| self.entries.get(k).is_some_and(|e| !e.checked))
+            .filter(|k| self.entries.get(*k).is_some_and(|e| !e.checked))
             .collect();
         let keyed = &self.keyed;
         let entries = &self.entries;
         let verdicts: Vec<([u8; HASH], bool)> = keys
             .par_iter()
             .filter_map(|key| {
-                let entry = entries.get(key)?;
-                Some((
-                    *key,
-                    entry_mac(keyed, key, &vector_bytes(&entry.vector)) == entry.mac,
-                ))
+                let entry = entries.get(*key)?;
+                Some((**key, vector_mac(keyed, key, &entry.vector) == entry.mac))
             })
             .collect();
         for (key, good) in verdicts {
@@ -358,7 +390,7 @@ impl VectorCache {
             return;
         }
         let key = self.key(text);
-        let mac = entry_mac(&self.keyed, &key, &vector_bytes(vector));
+        let mac = vector_mac(&self.keyed, &key, vector);
         self.clock += 1;
         self.entries.insert(
             key,
@@ -473,6 +505,48 @@ impl PendingSave {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_entrys_mac_is_over_its_key_and_its_vectors_file_bytes() {
+        let keyed = <Hmac<Sha256> as Mac>::new_from_slice(&[7; HASH]).unwrap();
+        let key = [3u8; HASH];
+        // Dimensions below, at and across the buffer's 64 floats.
+        for dimension in [0, 1, 63, 64, 65, 384] {
+            let v: Vec<f32> = (0..dimension).map(|i| i as f32 * 0.25 - 3.0).collect();
+            assert_eq!(
+                vector_mac(&keyed, &key, &v),
+                entry_mac(&keyed, &key, &vector_bytes(&v)),
+                "dimension {dimension}"
+            );
+        }
+    }
+
+    #[test]
+    fn get_all_gives_what_get_gives_and_drops_a_forged_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache").join("vectors.bin");
+        let mut cache = open(&path, "m", 4, 1 << 20);
+        cache.insert("a", &vector(1.0));
+        cache.insert("b", &vector(2.0));
+        cache.save().unwrap();
+        let mut reopened = open(&path, "m", 4, 1 << 20);
+        // The second entry's vector altered on disk: its MAC fails, so it reads as missing.
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0x01;
+        std::fs::write(&path, &bytes).unwrap();
+        let mut forged = open(&path, "m", 4, 1 << 20);
+        let all = forged.get_all(&["a", "b", "never"]);
+        let good = all.iter().filter(|v| v.is_some()).count();
+        assert_eq!(good, 1, "one of the two entries was altered");
+        assert!(all[2].is_none());
+        assert_eq!(forged.len(), 1, "the forged entry is dropped");
+        assert_eq!(
+            reopened.get_all(&["a", "b"]),
+            vec![reopened.get("a"), reopened.get("b")]
+        );
+        assert_eq!(reopened.get("a"), Some(vector(1.0)));
+    }
 
     /// The secret every test cache is keyed with.
     fn secret() -> CacheSecret {

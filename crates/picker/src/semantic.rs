@@ -14,10 +14,10 @@ pub trait TextEmbedder {
     /// The vector of `text`, or `None` when it could not be embedded.
     fn embed(&self, text: &str) -> Option<Vec<f32>>;
 
-    /// Told the texts about to be embedded, all at once, before [`TextEmbedder::embed`] is asked
-    /// for each (an embedder with a cache checks their entries together). Does nothing by default.
-    fn prepare(&self, texts: &[&str]) {
-        let _ = texts;
+    /// The vectors of `texts`, in order, asked all at once (an embedder with a cache looks their
+    /// entries up together). [`TextEmbedder::embed`] for each by default.
+    fn embed_all(&self, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
+        texts.iter().map(|t| self.embed(t)).collect()
     }
 }
 
@@ -88,19 +88,21 @@ pub fn candidate_vectors(
     candidates: &[Candidate],
 ) -> Option<Vec<Vec<f32>>> {
     let texts: Vec<Vec<String>> = candidates.iter().map(candidate_texts).collect();
-    embedder.prepare(
-        &texts
-            .iter()
-            .flatten()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-    );
+    let mut vectors = embedder
+        .embed_all(
+            &texts
+                .iter()
+                .flatten()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        )
+        .into_iter();
     texts
         .iter()
         .map(|texts| {
             let mut joined = Vec::new();
-            for text in texts {
-                joined.extend(embedder.embed(text)?);
+            for _ in texts {
+                joined.extend(vectors.next()??);
             }
             Some(joined)
         })

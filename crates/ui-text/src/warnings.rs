@@ -297,6 +297,8 @@ pub enum FileProblem {
     },
     /// The path is a symbolic link, a directory or a device.
     NotRegularFile,
+    /// The file belongs to another user, so a save does not replace it.
+    NotOwned,
     /// The `.lock` file beside it is a symbolic link or not a regular file, so the lock that
     /// keeps two saves apart cannot be taken.
     LockNotRegularFile,
@@ -422,6 +424,9 @@ fn problem_sentence(file: SettingsFile, problem: FileProblem, saving: bool) -> S
         (FileProblem::NotJson, _) => format!("The {what} file is not valid JSON."),
         (FileProblem::TooLarge { limit_kib }, _) => {
             format!("The {what} file is larger than {limit_kib} KiB.")
+        }
+        (FileProblem::NotOwned, _) => {
+            format!("The {what} file belongs to another user, so it is not replaced.")
         }
         (FileProblem::NotRegularFile, _) => format!(
             "The {what} file is not a regular file (it is a symbolic link, a directory or a \
@@ -712,6 +717,13 @@ mod tests {
         assert!(all[5].contains("disk is full"), "{}", all[5]);
         assert!(all[12].contains("lock file"), "{}", all[12]);
         insta::assert_snapshot!(all.join("\n"));
+    }
+
+    #[test]
+    fn a_save_refused_for_another_users_file_says_whose_it_is() {
+        let text = settings_fallback(SettingsFallback::ProjectSaveFailed(FileProblem::NotOwned));
+        assert!(text.contains("belongs to another user"), "{text}");
+        assert!(text.contains("Nothing was saved"), "{text}");
     }
 
     #[test]

@@ -11,8 +11,8 @@ use super::{
     MAX_SETTINGS_FILE_BYTES,
 };
 use pcd_model::{
-    parse_group_entry, parse_tool_entry, ProjectAllowlistFile, ScopedAllowlist, Settings,
-    SettingsWarning,
+    parse_group_entry, parse_tool_entry, FileWriteProblem, ProjectAllowlistFile, ScopedAllowlist,
+    Settings, SettingsWarning,
 };
 use serde_json::{Map, Value};
 use std::path::Path;
@@ -289,6 +289,15 @@ fn update(
             kind: std::io::ErrorKind::InvalidData,
         })?;
     text.push('\n');
+    // Replaced only when absent or a regular file this user owns (the read above already
+    // refused a link, a folder or a device): another user's file in a shared project folder
+    // stays theirs.
+    match pcd_bounded_read::replace::check_target(path) {
+        Ok(()) => {}
+        Err(FileWriteProblem::NotOwned) => return Err(StoreError::NotOwned { file }),
+        Err(FileWriteProblem::Io(kind)) => return Err(failed(StoreStep::Read)(kind.into())),
+        Err(_) => return Err(StoreError::NotRegularFile { file }),
+    }
     remove_leftovers(fs, path, dir);
     write_atomically(fs, path, dir, text.as_bytes()).map_err(|(step, e)| failed(step)(e))?;
     Ok(root)

@@ -41,6 +41,41 @@ fn a_symlinked_lock_file_is_the_reason_a_save_fails() {
 }
 
 #[test]
+fn another_users_settings_file_is_not_replaced() {
+    // Only root can hand a file to another account; elsewhere there is nothing to attack with.
+    if pcd_bounded_read::replace::effective_uid() != 0 {
+        return;
+    }
+    let dir = TestDir::new();
+    let theirs = br#"{"alwaysAllowedTools":["theirs"]}"#;
+    let path = dir.write(".pi/pi-context-decisions.json", theirs);
+    std::os::unix::fs::chown(&path, Some(4242), Some(4242)).unwrap();
+    let change = AllowlistChange {
+        tools: ListEdit {
+            add: vec!["mine".into()],
+            remove: vec![],
+        },
+        groups: ListEdit::default(),
+    };
+    let e = save_project_allowlist(dir.path(), &change).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            StoreError::NotOwned {
+                file: StoreFile::ProjectAllowlists
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), theirs);
+    // Read as any file is: what it says still applies.
+    assert!(matches!(
+        read_project_allowlist(dir.path()),
+        Loaded::Read { .. }
+    ));
+}
+
+#[test]
 fn a_failed_write_leaves_the_old_file_and_no_temporary_file() {
     let dir = TestDir::new();
     let path = dir.write(
