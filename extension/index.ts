@@ -42,8 +42,10 @@ type Session = {
 	exportTools(toolsJson?: string, file?: string): string;
 	decided(job: number, answersJson: string, active: string[]): string;
 	decisionModel(): string[];
-	answerHttp(requests: string[]): Promise<string>;
-	answerSemantic(job: number): Promise<string>;
+	// A job is answered on an object of its own: napi-rs keeps what a method borrowed until the
+	// task it returns settles, so a session answering it would refuse every call meanwhile.
+	httpJob(requests: string[]): { run(): Promise<string> };
+	semanticJob(job: number): { run(): Promise<string> };
 	decisionTest(): string;
 	testDecided(job: number, answersJson: string): string;
 	status(): string;
@@ -301,7 +303,7 @@ export default function piContextDecisions(pi: any) {
 	// cancellation.
 	const answer = async (job: Job, ctx: any): Promise<object[]> => {
 		const [provider, model, timeoutMs] = session!.decisionModel();
-		if (provider === "http") return JSON.parse(await session!.answerHttp(job.requests));
+		if (provider === "http") return JSON.parse(await session!.httpJob(job.requests).run());
 		const slash = model.indexOf("/");
 		const found = provider === "pi" && slash > 0 ? ctx?.modelRegistry?.find?.(model.slice(0, slash), model.slice(slash + 1)) : undefined;
 		// A model Pi does not know, or one with no credentials configured (a missing key), is a
@@ -374,7 +376,7 @@ export default function piContextDecisions(pi: any) {
 			try {
 				// A semantic job (the embedded scorer with sentence embeddings) is answered by the
 				// addon off the event loop, within its bound; any other by the decision model.
-				const answers = job.semantic ? await session!.answerSemantic(job.job) : JSON.stringify(await answer(job, ctx));
+				const answers = job.semantic ? await session!.semanticJob(job.job).run() : JSON.stringify(await answer(job, ctx));
 				const notice = apply(session!.decided(job.job, answers, activeTools()), ctx).notice;
 				showFooter(ctx);
 				return notice;

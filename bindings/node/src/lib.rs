@@ -147,7 +147,7 @@ pub struct PiSession {
     /// prompt that reads it again; a read with no warning at all re-arms them.
     shown: std::collections::HashSet<String>,
     tab: Option<ToolsDialog>,
-    /// Semantic jobs handed out and not answered yet (`answerSemantic` takes the job's texts).
+    /// Semantic jobs handed out and not answered yet (`semanticJob` takes the job's texts).
     semantic_jobs: std::collections::HashMap<u64, context_decisions::session::SemanticJob>,
     /// Semantic jobs whose answers `decided` has not had yet.
     semantic_ids: std::collections::HashSet<u64>,
@@ -545,18 +545,20 @@ impl PiSession {
         effects_json(&effects).to_string()
     }
 
-    /// Answers a semantic job (a `decide` effect with `"semantic": true`) on libuv's thread
-    /// pool: the prompt and the candidates' texts are embedded (or read from the vector cache)
-    /// off Node's event loop, for at most the semantic bound (250 ms unless
-    /// `PCD_SEMANTIC_WAIT_MS` says otherwise). Resolves to `{"scores": […]}` (fused) or
-    /// `{"lexical": why}`, which goes to `decided` as the job's answers.
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn answer_semantic(&mut self, job: u32) -> AsyncTask<semantic::SemanticTask> {
-        AsyncTask::new(semantic::SemanticTask {
-            job: self.semantic_jobs.remove(&u64::from(job)),
-            started: std::time::Instant::now(),
-            bound: semantic::wait_bound(),
-        })
+    /// A semantic job (a `decide` effect with `"semantic": true`), taken from the session to be
+    /// answered by [`SemanticAnswer::run`]. The job is answered on an object of its own because
+    /// napi-rs keeps whatever a method borrowed, `this` included, until the task it returns
+    /// settles: answered by a method of the session, every call Pi makes meanwhile (a tool call,
+    /// a turn's end while the user steers) would fail to borrow the session.
+    #[napi]
+    pub fn semantic_job(&mut self, job: u32) -> SemanticAnswer {
+        SemanticAnswer {
+            task: Some(semantic::SemanticTask {
+                job: self.semantic_jobs.remove(&u64::from(job)),
+                started: std::time::Instant::now(),
+                bound: semantic::wait_bound(),
+            }),
+        }
     }
 
     /// `/decisions test`: `{"text": …}` when it is answered at once, or `{"job": {…}}` (a
@@ -592,21 +594,24 @@ impl PiSession {
         ]
     }
 
-    /// Answers a decision job (its `requests`, JSON text) with the HTTP model of the settings, on
-    /// a worker thread; resolves to the answers JSON for [`PiSession::decided`]. The API key is
-    /// read from the variable `decision.apiKeyEnv` names, here and nowhere else.
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn answer_http(&self, requests: Vec<String>) -> AsyncTask<HttpJob> {
+    /// A decision job (its `requests`, JSON text) for the HTTP model of the settings, to be
+    /// answered by [`HttpAnswer::run`] (on an object of its own, as [`PiSession::semantic_job`]
+    /// says why). The API key is read from the variable `decision.apiKeyEnv` names, here and
+    /// nowhere else; the job's deadline (`decision.timeoutMs`) runs from now.
+    #[napi]
+    pub fn http_job(&self, requests: Vec<String>) -> HttpAnswer {
         let decision = self.inner.settings().decision.clone();
         let scorer = HttpScorer::from_settings(&decision, |name| std::env::var(name).ok())
             .and_then(|built| built.ok());
-        AsyncTask::new(HttpJob {
-            scorer,
-            requests,
-            concurrency: decision.concurrency as usize,
-            deadline: std::time::Instant::now()
-                + std::time::Duration::from_millis(decision.timeout_ms),
-        })
+        HttpAnswer {
+            job: Some(HttpJob {
+                scorer,
+                requests,
+                concurrency: decision.concurrency as usize,
+                deadline: std::time::Instant::now()
+                    + std::time::Duration::from_millis(decision.timeout_ms),
+            }),
+        }
     }
 
     /// `/decisions tools list` (`what` = `tools`) or `/decisions mcp list` (`mcp`): a local,
@@ -682,6 +687,50 @@ impl PiSession {
             ),
             _ => context_decisions::binding::decisions_usage(),
         }
+    }
+}
+
+/// A semantic job taken from its session ([`PiSession::semantic_job`]).
+#[napi]
+pub struct SemanticAnswer {
+    task: Option<semantic::SemanticTask>,
+}
+
+#[napi]
+impl SemanticAnswer {
+    /// Answers the job on libuv's thread pool: the prompt and the candidates' texts are embedded
+    /// (or read from the vector cache) off Node's event loop, for at most the semantic bound
+    /// (250 ms unless `PCD_SEMANTIC_WAIT_MS` says otherwise), counted from when the job was
+    /// taken. Resolves to `{"scores": […]}` (fused) or `{"lexical": why}`, which goes to
+    /// `decided` as the job's answers. A second run answers `{"lexical": ""}`.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn run(&mut self) -> AsyncTask<semantic::SemanticTask> {
+        AsyncTask::new(self.task.take().unwrap_or(semantic::SemanticTask {
+            job: None,
+            started: std::time::Instant::now(),
+            bound: semantic::wait_bound(),
+        }))
+    }
+}
+
+/// An HTTP decision job taken from its session ([`PiSession::http_job`]).
+#[napi]
+pub struct HttpAnswer {
+    job: Option<HttpJob>,
+}
+
+#[napi]
+impl HttpAnswer {
+    /// Answers the job with the HTTP model on a worker thread; resolves to the answers JSON for
+    /// [`PiSession::decided`]. A second run answers no request (`[]`).
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn run(&mut self) -> AsyncTask<HttpJob> {
+        AsyncTask::new(self.job.take().unwrap_or(HttpJob {
+            scorer: None,
+            requests: Vec::new(),
+            concurrency: 1,
+            deadline: std::time::Instant::now(),
+        }))
     }
 }
 
