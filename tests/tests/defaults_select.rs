@@ -239,3 +239,65 @@ fn a_tool_asked_for_in_other_words_is_made_available_with_the_model() {
         assert!(names.len() <= 6, "within the cap: {prompt}: {names:?}");
     }
 }
+
+/// Issue 32: a vector cache the program cannot save is said once, as a safe sentence, by `pick`
+/// and by `eval` alike (the evaluation used to drop the failure), and the run's figures are
+/// still printed. A folder above the cache's is a regular file here, so the save cannot make
+/// the cache's folder.
+#[test]
+fn a_vector_cache_that_cannot_be_saved_is_said_once_by_pick_and_eval() {
+    let Some(model) = pcd_tests::model_dir() else {
+        return;
+    };
+    let dir = pcd_tests::temp_dir("unsaved-cache");
+    std::fs::write(dir.join("not-a-folder"), b"").unwrap();
+    let cache = dir.join("not-a-folder").join("cache").join("vectors.bin");
+    let set = dir.join("set");
+    std::fs::create_dir_all(&set).unwrap();
+    std::fs::copy(
+        pcd_tests::repo().join("examples/inventory.json"),
+        set.join("tools.json"),
+    )
+    .unwrap();
+    std::fs::write(
+        set.join("queries.jsonl"),
+        "{\"id\": \"q1\", \"prompt\": \"How hot is it in Rome?\", \"relevant_tools\": [\"weather_now\"]}\n",
+    )
+    .unwrap();
+    let agent = dir.join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let tools = pcd_tests::repo().join("examples/inventory.json");
+    let runs: [&[&std::ffi::OsStr]; 2] = [
+        &[
+            "pick".as_ref(),
+            "--tools".as_ref(),
+            tools.as_os_str(),
+            "--prompt".as_ref(),
+            "How hot is it in Rome?".as_ref(),
+        ],
+        &["eval".as_ref(), "--set".as_ref(), set.as_os_str()],
+    ];
+    for args in runs {
+        let out = std::process::Command::new(pcd_tests::program())
+            .args(args)
+            .arg("--agent-dir")
+            .arg(&agent)
+            .env("PCD_MODEL_DIR", &model)
+            .env("PCD_VECTOR_CACHE", &cache)
+            .output()
+            .unwrap();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{args:?}: {all}");
+        assert_eq!(
+            all.matches("the vector cache was not saved").count(),
+            1,
+            "{args:?}: {all}"
+        );
+        assert!(!cache.exists());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

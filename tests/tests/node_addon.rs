@@ -89,7 +89,7 @@ fn the_addon_answers_decision_jobs_over_http() {
              const s = a.PiSession.start(JSON.stringify({{reason: 'startup', nonce: 'n', agentDirEnv: {agent:?}, home: {dir:?}, cwd: {dir:?}, trusted: false}}), '[]');
              const first = JSON.parse(s.boundary(JSON.stringify({{type: 'prompt', text: 'Render a bar chart of this CSV'}}), tools, names));
              const job = first.find(e => e.type === 'decide');
-             const answers = await s.answerHttp(job.requests);
+             const answers = await s.httpJob(job.requests).run();
              const after = JSON.parse(s.decided(job.job, answers, names));
              process.stdout.write(JSON.stringify({{ first, after }}));
            }})();"#,
@@ -155,7 +155,7 @@ fn a_decision_endpoint_that_never_answers_adds_nothing() {
              const first = JSON.parse(s.boundary(JSON.stringify({{type: 'prompt', text: 'Render a bar chart'}}), tools, names));
              const job = first.find(e => e.type === 'decide');
              const started = Date.now();
-             const answers = await s.answerHttp(job.requests);
+             const answers = await s.httpJob(job.requests).run();
              const waited = Date.now() - started;
              const after = JSON.parse(s.decided(job.job, answers, names));
              process.stdout.write(JSON.stringify({{ answers: JSON.parse(answers), after, waited }}));
@@ -581,7 +581,7 @@ fn semantic_round(
                let answer = null;
                let onDisk = null;
                if (job) {{
-                 answer = JSON.parse(await s.answerSemantic(job.job));
+                 answer = JSON.parse(await s.semanticJob(job.job).run());
                  onDisk = require('fs').existsSync({cache:?});
                  effects = effects.concat(JSON.parse(s.decided(job.job, JSON.stringify(answer), names)));
                }}
@@ -656,20 +656,21 @@ fn a_vector_cache_off_the_unit_sphere_widens_nothing_and_is_replaced() {
     let cache = dir.join("vectors.bin");
     let honest = semantic_round(&model, "semantic-honest-cache", true, Some(&cache));
     // Every vector scaled by ten, in place (the file is the magic, the dimension, then each
-    // entry's 32-byte key, its little-endian f32s and its 32-byte HMAC). The scaled round runs
+    // entry's 32-byte key, its little-endian f16s and its 32-byte HMAC). The scaled round runs
     // under another agent folder, so another secret: its entries fail their HMAC before their
     // length is looked at (`pcd-embed`'s cache tests check both on their own).
     let mut bytes = std::fs::read(&cache).unwrap();
-    let entry = 32 + 4 * pcd_embed::DIMENSION + 32;
+    let entry = 32 + 2 * pcd_embed::DIMENSION + 32;
     let header = bytes.len() % entry;
     let vectors: Vec<std::ops::Range<usize>> = (header..bytes.len())
         .step_by(entry)
-        .map(|start| start + 32..start + 32 + 4 * pcd_embed::DIMENSION)
+        .map(|start| start + 32..start + 32 + 2 * pcd_embed::DIMENSION)
         .collect();
     assert!(vectors.len() > 10, "{}", vectors.len());
+    let half = |x: &[u8]| half::f16::from_le_bytes([x[0], x[1]]).to_f32();
     for range in &vectors {
-        for x in bytes[range.clone()].chunks_exact_mut(4) {
-            let v = f32::from_le_bytes([x[0], x[1], x[2], x[3]]) * 10.0;
+        for x in bytes[range.clone()].chunks_exact_mut(2) {
+            let v = half::f16::from_f32(half(x) * 10.0);
             x.copy_from_slice(&v.to_le_bytes());
         }
     }
@@ -705,8 +706,8 @@ fn a_vector_cache_off_the_unit_sphere_widens_nothing_and_is_replaced() {
     assert_eq!(rewritten.len(), bytes.len());
     for (e, range) in vectors.into_iter().enumerate() {
         let squared: f32 = rewritten[range]
-            .chunks_exact(4)
-            .map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]]).powi(2))
+            .chunks_exact(2)
+            .map(|x| half(x).powi(2))
             .sum();
         assert!(
             (squared - 1.0).abs() < 1e-3,
@@ -828,5 +829,70 @@ fn the_addon_uses_the_model_of_the_checkout_it_was_loaded_from() {
     assert_eq!(found["state"], "ready", "{found}");
     let without = state(None);
     assert_eq!(without["state"], "off", "{without}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// While a decision job is answered off the event loop (the semantic model embedding, an HTTP
+/// model), Pi goes on: the user steers, a turn ends, the model calls a tool. Those calls reach the
+/// same session while the answer is pending, and each must get its verdict, not napi's "cannot
+/// be borrowed mutably while another borrow is active" (napi-rs keeps what a method borrowed,
+/// `this` included, until the task it returned settles: found with the semantic model inside Pi,
+/// at `turn_end` during a steered run).
+#[test]
+fn the_session_answers_calls_while_a_job_is_pending() {
+    let Some(model) = pcd_tests::model_dir() else {
+        return;
+    };
+    let dir = pcd_tests::temp_dir("pending-job");
+    let agent = dir.join("agent");
+    std::fs::create_dir_all(agent.join("pi-context-decisions")).unwrap();
+    std::fs::write(
+        agent.join("pi-context-decisions/settings.json"),
+        r#"{"tools": {"enabled": true}, "decision": {"provider": "embedded"}}"#,
+    )
+    .unwrap();
+    let script = format!(
+        r#"(async () => {{
+             const a = require({addon:?});
+             const tools = require('fs').readFileSync({example:?}, 'utf8');
+             const names = JSON.parse(tools).filter(t => t.exposure !== 'deferred').map(t => t.name);
+             const s = a.PiSession.start(JSON.stringify({{reason: 'startup', nonce: 'n', agentDirEnv: {agent:?}, home: {dir:?}, cwd: {dir:?}}}), '[]');
+             while (JSON.parse(a.semanticState()).state === 'loading') await new Promise(r => setTimeout(r, 20));
+             const effects = JSON.parse(s.boundary(JSON.stringify({{type: 'prompt', text: 'Is the preview deployment finished?'}}), tools, names));
+             const job = effects.find(e => e.type === 'decide');
+             const pending = s.semanticJob(job.job).run();
+             const during = [];
+             const attempt = (what, f) => {{ try {{ f(); during.push([what, 'ok']); }} catch (e) {{ during.push([what, String(e.message)]); }} }};
+             attempt('toolCall', () => s.toolCall('weather_now', 0, null));
+             attempt('boundary', () => s.boundary(JSON.stringify({{type: 'toolRound'}}), tools, names));
+             attempt('footer', () => s.footer());
+             const answer = await pending;
+             attempt('decided', () => s.decided(job.job, answer, names));
+             process.stdout.write(JSON.stringify({{ semantic: job.semantic === true, during, answer: JSON.parse(answer) }}));
+           }})();"#,
+        addon = addon(),
+        example = repo().join("examples/inventory.json"),
+        agent = agent,
+        dir = dir,
+    );
+    let out = Command::new(install("node"))
+        .arg("-e")
+        .arg(script)
+        .env("PCD_MODEL_DIR", &model)
+        .env("PCD_VECTOR_CACHE", dir.join("vectors.bin"))
+        .env("PCD_SEMANTIC_WAIT_MS", "30000")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got["semantic"], true, "{got}");
+    for call in got["during"].as_array().unwrap() {
+        assert_eq!(call[1], "ok", "{got}");
+    }
+    assert!(got["answer"]["scores"].is_array(), "{got}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

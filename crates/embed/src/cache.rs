@@ -18,7 +18,13 @@
 //! writers never interleave (the last rename wins; both files are complete). A file that is not a
 //! cache of this model (wrong magic, torn, truncated, another dimension) is ignored and rebuilt.
 //! When the entries outgrow the bound, the least recently used go first.
+//!
+//! Vectors are kept at half precision (IEEE binary16), as the model gives them
+//! ([`crate::MiniLm::embed`] rounds its output to it): a vector read back is exactly the one
+//! computed, and there are half the bytes to read, keep and authenticate.
 
+use half::f16;
+use half::slice::HalfFloatSliceExt;
 use hmac::{Hmac, Mac};
 use pcd_bounded_read::replace::{effective_uid, private_folder, replace_file, replaceable};
 use pcd_model::{FileReadProblem, VectorCacheProblem};
@@ -26,10 +32,11 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-/// The first bytes of a cache file, with its format version (02: entries carry their HMAC).
-const MAGIC: &[u8; 8] = b"PCDVEC02";
+/// The first bytes of a cache file, with its format version (02: entries carry their HMAC; 03:
+/// their vectors are f16).
+const MAGIC: &[u8; 8] = b"PCDVEC03";
 
-/// The default bound on a cache file: 16 MiB, about 10,000 vectors.
+/// The default bound on a cache file: 16 MiB, about 20,000 vectors of 384 dimensions.
 pub const DEFAULT_MAX_BYTES: u64 = 16 << 20;
 
 /// The length of an entry's key, of its HMAC and of the secret.
@@ -129,31 +136,31 @@ fn entry_mac(keyed: &Hmac<Sha256>, key: &[u8; HASH], vector: &[u8]) -> [u8; HASH
     mac.finalize().into_bytes().into()
 }
 
-/// [`entry_mac`] of a vector held as floats: its file bytes fed through a small buffer, so
+/// [`entry_mac`] of a vector held in memory: its file bytes fed through a small buffer, so
 /// checking an entry allocates nothing.
-fn vector_mac(keyed: &Hmac<Sha256>, key: &[u8; HASH], vector: &[f32]) -> [u8; HASH] {
+fn vector_mac(keyed: &Hmac<Sha256>, key: &[u8; HASH], vector: &[f16]) -> [u8; HASH] {
     let mut mac = keyed.clone();
     mac.update(key);
     let mut buffer = [0u8; 256];
-    for chunk in vector.chunks(buffer.len() / 4) {
-        for (bytes, x) in buffer.chunks_exact_mut(4).zip(chunk) {
+    for chunk in vector.chunks(buffer.len() / 2) {
+        for (bytes, x) in buffer.chunks_exact_mut(2).zip(chunk) {
             bytes.copy_from_slice(&x.to_le_bytes());
         }
-        mac.update(&buffer[..chunk.len() * 4]);
+        mac.update(&buffer[..chunk.len() * 2]);
     }
     mac.finalize().into_bytes().into()
 }
 
-/// A vector's bytes as the file holds them (little-endian f32s).
+/// A vector's bytes as the file holds them (little-endian f16s).
 #[cfg(test)]
-fn vector_bytes(vector: &[f32]) -> Vec<u8> {
+fn vector_bytes(vector: &[f16]) -> Vec<u8> {
     vector.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-/// A cached vector, when it was last used, its HMAC, and whether that was checked.
+/// A cached vector (f16), when it was last used, its HMAC, and whether that was checked.
 #[derive(Debug)]
 struct Entry {
-    vector: Vec<f32>,
+    vector: Vec<f16>,
     used: u64,
     mac: [u8; HASH],
     checked: bool,
@@ -185,7 +192,7 @@ impl std::fmt::Debug for VectorCache {
 impl VectorCache {
     /// The bytes one entry takes in the file.
     fn entry_bytes(dimension: usize) -> u64 {
-        2 * HASH as u64 + 4 * dimension as u64
+        2 * HASH as u64 + 2 * dimension as u64
     }
 
     fn empty(
@@ -282,9 +289,9 @@ impl VectorCache {
             key.copy_from_slice(&entry[..HASH]);
             let mut mac = [0u8; HASH];
             mac.copy_from_slice(&entry[size - HASH..]);
-            let vector: Vec<f32> = entry[HASH..size - HASH]
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            let vector: Vec<f16> = entry[HASH..size - HASH]
+                .chunks_exact(2)
+                .map(|b| f16::from_le_bytes([b[0], b[1]]))
                 .collect();
             if vector.iter().any(|x| !x.is_finite()) {
                 self.entries.clear();
@@ -344,14 +351,15 @@ impl VectorCache {
             entry.checked = true;
         }
         entry.used = clock;
-        Some(entry.vector.clone())
+        let mut vector = vec![0f32; entry.vector.len()];
+        entry.vector.convert_to_f32_slice(&mut vector);
+        Some(vector)
     }
 
     /// Checks, side by side on rayon's pool, the HMACs of the entries of `texts` not checked yet,
-    /// and drops those that fail: what a warm start calls with every candidate's text before
-    /// looking them up, so the checks of 1,000 entries take half the time one thread takes
-    /// (hashing 1.5 KiB a vector is most of their cost). [`VectorCache::get`] checks anything
-    /// left unchecked itself.
+    /// and drops those that fail (hashing the 800 bytes of an entry is most of their cost; a
+    /// second core helps only when it has the bytes in its cache). [`VectorCache::get`] checks
+    /// anything left unchecked itself.
     pub fn check(&mut self, texts: &[&str]) {
         let keys: Vec<[u8; HASH]> = texts.iter().map(|t| self.key(t)).collect();
         self.check_keys(&keys);
@@ -384,18 +392,25 @@ impl VectorCache {
         }
     }
 
-    /// Caches the vector of `text` (ignored if its dimension is not the cache's).
+    /// Caches the vector of `text` at half precision (ignored if its dimension is not the
+    /// cache's, or if a component is not finite at half precision).
     pub fn insert(&mut self, text: &str, vector: &[f32]) {
-        if vector.len() != self.dimension || vector.iter().any(|x| !x.is_finite()) {
+        if vector.len() != self.dimension {
             return;
         }
+        let mut half = vec![f16::ZERO; vector.len()];
+        half.convert_from_f32_slice(vector);
+        if half.iter().any(|x| !x.is_finite()) {
+            return;
+        }
+        let vector = half;
         let key = self.key(text);
-        let mac = vector_mac(&self.keyed, &key, vector);
+        let mac = vector_mac(&self.keyed, &key, &vector);
         self.clock += 1;
         self.entries.insert(
             key,
             Entry {
-                vector: vector.to_vec(),
+                vector,
                 used: self.clock,
                 mac,
                 checked: true,
@@ -510,9 +525,11 @@ mod tests {
     fn an_entrys_mac_is_over_its_key_and_its_vectors_file_bytes() {
         let keyed = <Hmac<Sha256> as Mac>::new_from_slice(&[7; HASH]).unwrap();
         let key = [3u8; HASH];
-        // Dimensions below, at and across the buffer's 64 floats.
-        for dimension in [0, 1, 63, 64, 65, 384] {
-            let v: Vec<f32> = (0..dimension).map(|i| i as f32 * 0.25 - 3.0).collect();
+        // Dimensions below, at and across the buffer's 128 halves.
+        for dimension in [0, 1, 127, 128, 129, 384] {
+            let v: Vec<f16> = (0..dimension)
+                .map(|i| f16::from_f32(i as f32 * 0.25 - 3.0))
+                .collect();
             assert_eq!(
                 vector_mac(&keyed, &key, &v),
                 entry_mac(&keyed, &key, &vector_bytes(&v)),

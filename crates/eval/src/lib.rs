@@ -213,6 +213,11 @@ pub fn run(args: &EvalArgs) -> Result<String, String> {
         };
         let lexical = evaluate(&set, &lexical_options, &mut draw);
         value["lexical"] = lexical_summary(&lexical);
+        // What was embedded goes to the vector cache; a failed save only costs time next run,
+        // and is said once, as `pick` and the addon say it.
+        if let Some(model) = options.semantic.as_deref() {
+            warnings.extend(model.save());
+        }
     } else if !scorer_reason.is_empty() {
         value["scorer_reason"] = json!(scorer_reason);
     }

@@ -546,11 +546,6 @@ pub fn evaluate(
     peer_times.sort_by(f64::total_cmp);
     latest_times.sort_by(f64::total_cmp);
 
-    if let Some(s) = options.semantic.as_deref() {
-        // A failed save only costs time next run; `pick` and the addon say so, the evaluation
-        // measures and does not.
-        let _ = s.save();
-    }
     let mut out = Map::new();
     out.insert(
         "scorer".into(),
