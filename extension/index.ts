@@ -38,6 +38,7 @@ type Session = {
 	list(what: string, toolsJson?: string): string;
 	readsRegistry(): boolean;
 	footer(): string | null | undefined;
+	footerWith(toolsJson?: string): string | null | undefined;
 	usage(what: string, given?: string): string;
 	exportTools(toolsJson?: string, file?: string): string;
 	decided(job: number, answersJson: string, active: string[]): string;
@@ -225,6 +226,19 @@ export default function piContextDecisions(pi: any) {
 	const showFooter = (ctx: any) => {
 		try {
 			ctx?.ui?.setStatus?.(STATUS_KEY, session?.footer() ?? undefined);
+		} catch {
+			// No footer to show it in.
+		}
+	};
+
+	// The footer after reading Pi's registry again, so its count follows tools registered or
+	// removed since the last round (a server that connected late, an extension reloaded). Off
+	// means off: the registry is read only while filtering is on.
+	const refreshFooter = (ctx: any) => {
+		try {
+			if (!session) return;
+			const tools = session.filteringOn() ? readTools() : undefined;
+			ctx?.ui?.setStatus?.(STATUS_KEY, session.footerWith(tools) ?? undefined);
 		} catch {
 			// No footer to show it in.
 		}
@@ -461,6 +475,7 @@ export default function piContextDecisions(pi: any) {
 	pi.on("turn_end", async (event: any, ctx: any) => {
 		if (!session) return;
 		if ((event?.toolResults?.length ?? 0) > 0) await boundary({ type: "toolRound" }, ctx);
+		refreshFooter(ctx);
 	});
 
 	pi.on("session_tree", async (_event: any, ctx: any) => {
@@ -626,6 +641,8 @@ export default function piContextDecisions(pi: any) {
 					text = session.status();
 				} else if ((what === "tools" || what === "mcp") && sub === "list" && words.length === 2) {
 					text = session.list(what, toolsForCommand());
+					// The list read the registry again: the footer counts what it counts.
+					showFooter(ctx);
 				} else if (what === "export-inventory" && words.length <= 2) {
 					// The person's own inventory to a new file they name, for the program (outside
 					// `tools`/`mcp`, which take only `list`).

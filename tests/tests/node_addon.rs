@@ -896,3 +896,52 @@ fn the_session_answers_calls_while_a_job_is_pending() {
     assert!(got["answer"]["scores"].is_array(), "{got}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 34, item 8: the footer counted the tools of the last round's snapshot ("tools 0/14"
+/// while the list counted 20). `footerWith` reads the registry again, so a tool registered since
+/// (a server that connected late) counts at once, withheld until a round decides it.
+#[test]
+fn the_footer_counts_tools_registered_since_the_last_round() {
+    let dir = pcd_tests::temp_dir("footer-late-tool");
+    let agent = dir.join("agent");
+    std::fs::create_dir_all(agent.join("pi-context-decisions")).unwrap();
+    std::fs::write(
+        agent.join("pi-context-decisions/settings.json"),
+        r#"{"tools": {"enabled": true}, "decision": {"provider": "embedded"}}"#,
+    )
+    .unwrap();
+    let script = format!(
+        r#"const a = require({addon:?});
+           const tools = require('fs').readFileSync({example:?}, 'utf8');
+           const list = JSON.parse(tools);
+           const names = list.filter(t => t.exposure !== 'deferred').map(t => t.name);
+           const s = a.PiSession.start(JSON.stringify({{reason: 'startup', nonce: 'n', agentDirEnv: {agent:?}, home: {dir:?}, cwd: {dir:?}}}), '[]');
+           s.boundary(JSON.stringify({{type: 'reconcile'}}), tools, names);
+           s.boundary(JSON.stringify({{type: 'prompt', text: 'what is the weather in Lisbon tomorrow'}}), tools, names);
+           const before = s.footer();
+           const external = list.find(t => t.name === 'weather_now');
+           const late = list.concat([Object.assign({{}}, external, {{name: 'weather_alerts'}})]);
+           const after = s.footerWith(JSON.stringify(late));
+           const unread = s.footerWith(undefined);
+           process.stdout.write(JSON.stringify({{ before, after, unread }}));"#,
+        addon = addon(),
+        example = repo().join("examples/inventory.json"),
+        agent = agent,
+        dir = dir,
+    );
+    let got: serde_json::Value = serde_json::from_slice(&pcd_tests::node_eval(&script)).unwrap();
+    let count = |field: &str| -> (u64, u64) {
+        let text = got[field].as_str().unwrap_or_else(|| panic!("{got}"));
+        let fraction = text
+            .split_whitespace()
+            .find(|w| w.contains('/'))
+            .unwrap_or_else(|| panic!("{text}"));
+        let (a, n) = fraction.split_once('/').unwrap();
+        (a.parse().unwrap(), n.parse().unwrap())
+    };
+    let (available, external) = count("before");
+    assert_eq!(count("after"), (available, external + 1), "{got}");
+    // Nothing read: the snapshot read last stands.
+    assert_eq!(count("unread"), (available, external + 1), "{got}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -668,6 +668,18 @@ impl PiSession {
         context_decisions::views::footer_status(&self.inner)
     }
 
+    /// [`PiSession::footer`] after reading the registry again (`getAllTools()` as JSON text,
+    /// undefined when it threw or was not read), so the count follows tools registered or
+    /// removed since the last round, as `/decisions tools list` does. Off means off: while
+    /// filtering is off the host does not read the registry, and nothing is read here.
+    #[napi]
+    pub fn footer_with(&mut self, tools_json: Option<String>) -> Option<String> {
+        if tools_json.is_some() && self.inner.filtering_on() {
+            self.inner.refresh_inventory(inventory(tools_json));
+        }
+        context_decisions::views::footer_status(&self.inner)
+    }
+
     /// The reply to `/decisions tools …` or `/decisions mcp …` with anything but `list`
     /// (`what` = `tools` or `mcp`), or to `/decisions` with anything else (`given`: the words,
     /// which it names as not a command).
