@@ -1654,6 +1654,32 @@ fn a_slow_pi_model_decision_shows_the_working_row_and_the_status_inside_pi() {
     }
 }
 
+/// Issue 34, item 8, inside a real Pi: the footer counted the last round's snapshot, so a tool
+/// that registered after it (a server connecting late) was missing from "tools A/N" until the
+/// next round. Here a tool registers at the end of a turn that ran no tool (no round follows):
+/// the footer counts it at once, withheld.
+#[test]
+fn the_footer_counts_a_late_tool_without_a_round_inside_pi() {
+    for version in VERSIONS {
+        let report = run("footer-late-tool.json", version);
+        let statuses: Vec<&str> = report["statuses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["key"] == "context-decisions")
+            .filter_map(|s| s["text"].as_str())
+            .collect();
+        assert!(
+            statuses.first().is_some_and(|s| s.starts_with("tools 0/0")),
+            "{version}: {statuses:?}"
+        );
+        assert!(
+            statuses.last().is_some_and(|s| s.starts_with("tools 0/1 ")),
+            "{version}: {statuses:?}"
+        );
+    }
+}
+
 /// Issue 16 inside a real Pi: with the semantic model installed (its folder in `PCD_MODEL_DIR`),
 /// "Is the preview deployment finished?" makes `deploy_status` available through the semantic
 /// signal (the lexical scorer alone withholds it: `node_addon.rs` shows it on the same texts),
