@@ -2231,6 +2231,39 @@ fn off_lists_name_the_allowlists_and_the_footer_counts_available_tools() {
     }
 }
 
+/// Issue 34, item 9: `/decisions tools list` says which tools the session called: each call the
+/// gate let through counts for its tool, a blocked call counts for nothing.
+#[test]
+fn the_tools_list_counts_the_calls_the_gate_let_through() {
+    use context_decisions::views::list_text;
+    use pcd_ui_text::ListCommand;
+    let mut pi = Pi::embedded_prompt_tools(example());
+    pi.prompt("Search the incidents of the checkout service and page the on-call engineer");
+    assert_eq!(pi.call("mcp__dev_radius__search_incidents"), None);
+    assert_eq!(pi.call("mcp__dev_radius__search_incidents"), None);
+    assert_eq!(pi.call("read"), None);
+    assert!(pi.call("bar_chart").is_some(), "withheld: blocked");
+    assert_eq!(pi.session.calls("mcp__dev_radius__search_incidents"), 2);
+    assert_eq!(pi.session.calls("bar_chart"), 0);
+    let list = list_text(&pi.session, ListCommand::Tools);
+    let row = |name: &str| {
+        list.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} in {list}"))
+            .to_owned()
+    };
+    assert!(
+        row("mcp__dev_radius__search_incidents").ends_with(" 2"),
+        "{list}"
+    );
+    assert!(row("read").ends_with(" 1"), "{list}");
+    assert!(row("bar_chart").ends_with(" -"), "{list}");
+    assert!(
+        list.contains("Called this session: 2 tools (3 calls)."),
+        "{list}"
+    );
+}
+
 /// Issue 16: with the semantic signal on, a prompt's embedded round is a semantic job that
 /// carries only what decision requests carry (a planted secret never reaches it); answered
 /// without vectors, it records exactly the round the lexical scorer records inline, so nothing

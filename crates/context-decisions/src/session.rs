@@ -92,6 +92,10 @@ pub struct Session {
     index: BranchIndex,
     /// Which tools of Pi's active set this extension withholds and may put back.
     ownership: ownership::Ownership,
+    /// How many calls of each tool the gate let through in this session (a tool's count, in
+    /// `/decisions tools list`, says the session used it). Names of registered tools only: an
+    /// unknown tool's call is blocked and not counted.
+    calls: HashMap<String, u32>,
     generation: u64,
     lazy: LazyScores,
     rounds_made: u64,
@@ -212,6 +216,7 @@ impl Session {
             failure_warned: false,
             index: BranchIndex::default(),
             ownership: ownership::Ownership::default(),
+            calls: HashMap::new(),
             generation: 0,
             lazy: LazyScores::default(),
             rounds_made: 0,
@@ -323,6 +328,11 @@ impl Session {
     /// How many times this session changed Pi's active tool set.
     pub fn active_set_changes(&self) -> u64 {
         self.ownership.changes()
+    }
+
+    /// How many calls of `tool` the gate let through in this session.
+    pub fn calls(&self, tool: &str) -> u32 {
+        self.calls.get(tool).copied().unwrap_or(0)
     }
 
     /// The current generation: bumped by every settings save and branch move, so that a round

@@ -69,7 +69,10 @@ pub fn inventory_view(session: &Session) -> InventoryView {
             } else {
                 availability(session, mode, tool, class)
             };
-            ToolRow::new(tool, class, availability)
+            ToolRow {
+                calls: session.calls(&tool.name),
+                ..ToolRow::new(tool, class, availability)
+            }
         })
         .collect();
     InventoryView {

@@ -20,6 +20,7 @@ fn inventory() -> (Vec<ToolRow>, ScopedAllowlist) {
         scope,
         definition_chars: 400,
         availability: Availability::Withheld,
+        calls: 0,
     };
     for i in 0..20 {
         rows.push(row(

@@ -172,6 +172,7 @@ struct Lists {
 ///     scope: Scope::Global,
 ///     definition_chars: 120,
 ///     availability: Availability::Withheld,
+///     calls: 0,
 /// }];
 /// let mut editor =
 ///     AllowlistEditor::new(EditorKind::Tools, Scope::Global, &rows, &ScopedAllowlist::default());

@@ -143,6 +143,9 @@ pub struct ToolRow {
     pub definition_chars: usize,
     /// Why it is available, or that it is withheld.
     pub availability: Availability,
+    /// How many of its calls the gate let through in this session (since Pi started or last
+    /// reloaded it): what the session actually used.
+    pub calls: u32,
 }
 
 impl ToolRow {
@@ -156,6 +159,7 @@ impl ToolRow {
             scope: class.scope,
             definition_chars: tool.definition_chars,
             availability,
+            calls: 0,
         }
     }
 }
@@ -216,6 +220,20 @@ fn summary(view: &InventoryView) -> String {
             count(approx_tokens(chars), "token", "tokens"),
         )
     };
+    let called: Vec<&ToolRow> = view.rows.iter().filter(|r| r.calls > 0).collect();
+    let called_line = if called.is_empty() {
+        "No tool has been called this session.".to_owned()
+    } else {
+        format!(
+            "Called this session: {} ({}).",
+            count(called.len() as u64, "tool", "tools"),
+            count(
+                called.iter().map(|r| u64::from(r.calls)).sum(),
+                "call",
+                "calls"
+            ),
+        )
+    };
     let changes = match view.active_set_changes {
         0 => "The active tool set has not been changed this session.".to_owned(),
         n => format!(
@@ -223,7 +241,7 @@ fn summary(view: &InventoryView) -> String {
             count(n, "time", "times")
         ),
     };
-    format!("{withheld_line}\n{changes}\n")
+    format!("{withheld_line}\n{called_line}\n{changes}\n")
 }
 
 /// Cells as left-aligned columns separated by two spaces, trailing spaces trimmed.
@@ -276,11 +294,15 @@ pub fn tools_list(view: &InventoryView) -> String {
                         .map_or_else(|| "-".to_owned(), bound_label),
                     r.scope.as_str().to_owned(),
                     r.availability.describe(),
+                    match r.calls {
+                        0 => "-".to_owned(),
+                        n => thousands(u64::from(n)),
+                    },
                 ]
             })
             .collect();
         out.push_str(&table(
-            &["TOOL", "GROUP", "LABEL", "SCOPE", "AVAILABILITY"],
+            &["TOOL", "GROUP", "LABEL", "SCOPE", "AVAILABILITY", "CALLS"],
             &cells,
         ));
         out.push('\n');
@@ -480,6 +502,27 @@ mod tests {
     }
 
     #[test]
+    fn the_tools_the_session_called_are_counted_per_tool_and_in_the_summary() {
+        let mut view = sample_view(Filtering::On(Mode::Tools));
+        view.rows[0].calls = 3;
+        view.rows[2].calls = 1_200;
+        let text = tools_list(&view);
+        let row = |name: &str| {
+            text.lines()
+                .find(|l| l.split_whitespace().next() == Some(name))
+                .unwrap()
+                .to_owned()
+        };
+        assert!(row(&view.rows[0].name).ends_with(" 3"), "{text}");
+        assert!(row(&view.rows[2].name).ends_with(" 1,200"), "{text}");
+        assert!(row(&view.rows[1].name).ends_with(" -"), "{text}");
+        assert!(
+            text.contains("Called this session: 2 tools (1,203 calls)."),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn a_mixed_scope_extension_is_one_mixed_row() {
         let text = mcp_list(&sample_view(Filtering::On(Mode::Mcp)));
         let notes = text.lines().find(|l| l.starts_with("ext__notes")).unwrap();
@@ -500,6 +543,7 @@ mod tests {
                 scope: Scope::Global,
                 definition_chars: 10,
                 availability: Availability::Withheld,
+                calls: 0,
             }],
             active_set_changes: 0,
         };
@@ -509,7 +553,7 @@ mod tests {
                 "{text:?}"
             );
             assert!(!text.contains(&"z".repeat(48)), "labels are bounded");
-            assert_eq!(text.lines().count(), 7, "{text}");
+            assert_eq!(text.lines().count(), 8, "{text}");
         }
     }
 }

@@ -784,6 +784,7 @@ mod tests {
                 scope: Scope::Global,
                 definition_chars: 10,
                 availability: Availability::Internal,
+                calls: 0,
             },
             ToolRow {
                 name: "mcp__kb__query".into(),
@@ -793,6 +794,7 @@ mod tests {
                 scope: Scope::Global,
                 definition_chars: 10,
                 availability: Availability::Withheld,
+                calls: 0,
             },
             ToolRow {
                 name: "local_tool".into(),
@@ -802,6 +804,7 @@ mod tests {
                 scope: Scope::Project,
                 definition_chars: 10,
                 availability: Availability::Withheld,
+                calls: 0,
             },
         ]
     }

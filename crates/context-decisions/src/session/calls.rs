@@ -98,6 +98,10 @@ impl Session {
         }
         let unknown = matches!(&verdict, Verdict::Block(code)
             if code.kind == pcd_model::BlockKind::UnknownTool);
+        if matches!(verdict, Verdict::Allow) {
+            let calls = self.calls.entry(call.tool.clone()).or_default();
+            *calls = calls.saturating_add(1);
+        }
         CallOutcome {
             block: match verdict {
                 Verdict::Block(code) => Some(blocked_reason(&code)),

@@ -13,6 +13,7 @@ fn row(name: &str, kind: ToolKind, group: Option<(GroupKey, &str)>, scope: Scope
         scope,
         definition_chars: 100,
         availability: Availability::Withheld,
+        calls: 0,
     }
 }
 
