@@ -216,9 +216,11 @@ mod real {
 
         /// The vector of `text`, from the cache or the model. Only unit vectors are cached.
         pub fn vector(&self, text: &str) -> Option<Vec<f32>> {
-            if let Some(v) = self.cached(text) {
-                return Some(v);
-            }
+            self.cached(text).or_else(|| self.embedded(text))
+        }
+
+        /// The model's vector of `text`, put in the cache when it is a unit vector.
+        fn embedded(&self, text: &str) -> Option<Vec<f32>> {
             let v = self.model.embed(text).ok()?;
             if is_unit(&v) {
                 if let Ok(mut cache) = self.cache.lock() {
@@ -247,7 +249,7 @@ mod real {
             let mut vectors = self.cached_all(texts);
             for (v, text) in vectors.iter_mut().zip(texts) {
                 if v.is_none() {
-                    *v = self.vector(text);
+                    *v = self.embedded(text);
                 }
             }
             vectors

@@ -99,8 +99,13 @@ impl Session {
         let unknown = matches!(&verdict, Verdict::Block(code)
             if code.kind == pcd_model::BlockKind::UnknownTool);
         if matches!(verdict, Verdict::Allow) {
-            let calls = self.calls.entry(call.tool.clone()).or_default();
-            *calls = calls.saturating_add(1);
+            // The gate's hot path: the name is copied once per tool, not once per call.
+            match self.calls.get_mut(&call.tool) {
+                Some(calls) => *calls = calls.saturating_add(1),
+                None => {
+                    self.calls.insert(call.tool.clone(), 1);
+                }
+            }
         }
         CallOutcome {
             block: match verdict {
