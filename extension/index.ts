@@ -474,8 +474,10 @@ export default function piContextDecisions(pi: any) {
 
 	pi.on("turn_end", async (event: any, ctx: any) => {
 		if (!session) return;
+		// A tool round reads the registry and shows the footer itself; a turn without one still
+		// refreshes the footer, so a tool registered since counts at once.
 		if ((event?.toolResults?.length ?? 0) > 0) await boundary({ type: "toolRound" }, ctx);
-		refreshFooter(ctx);
+		else refreshFooter(ctx);
 	});
 
 	pi.on("session_tree", async (_event: any, ctx: any) => {
