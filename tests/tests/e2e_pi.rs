@@ -1612,6 +1612,17 @@ fn off_lists_and_the_dialog_never_read_the_registry_inside_pi() {
     }
 }
 
+/// What the extension put in Pi's footer, in order (its status key's texts).
+fn footer_statuses(report: &Value) -> Vec<&str> {
+    report["statuses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["key"] == "context-decisions")
+        .filter_map(|s| s["text"].as_str())
+        .collect()
+}
+
 /// Issue 17, item 10: while one of Pi's models decides slowly (1.5 s) before the first request,
 /// Pi's working row reads Deciding Context (Pi shows the row from the first turn only unless the
 /// extension asks for it), and the footer status shows the available external tools before and
@@ -1631,13 +1642,7 @@ fn a_slow_pi_model_decision_shows_the_working_row_and_the_status_inside_pi() {
         let shown_ms = next["at"].as_i64().unwrap() - rows[deciding]["at"].as_i64().unwrap();
         assert!(shown_ms >= 1000, "{version}: shown {shown_ms} ms: {rows:?}");
         assert_ne!(next["text"], "Deciding Context", "{version}");
-        let statuses: Vec<&str> = report["statuses"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|s| s["key"] == "context-decisions")
-            .filter_map(|s| s["text"].as_str())
-            .collect();
+        let statuses = footer_statuses(&report);
         assert!(
             statuses.iter().all(|s| s.starts_with("tools ")),
             "{version}: {statuses:?}"
@@ -1662,13 +1667,7 @@ fn a_slow_pi_model_decision_shows_the_working_row_and_the_status_inside_pi() {
 fn the_footer_counts_a_late_tool_without_a_round_inside_pi() {
     for version in VERSIONS {
         let report = run("footer-late-tool.json", version);
-        let statuses: Vec<&str> = report["statuses"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|s| s["key"] == "context-decisions")
-            .filter_map(|s| s["text"].as_str())
-            .collect();
+        let statuses = footer_statuses(&report);
         assert!(
             statuses.first().is_some_and(|s| s.starts_with("tools 0/0")),
             "{version}: {statuses:?}"

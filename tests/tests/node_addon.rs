@@ -536,6 +536,44 @@ fn the_install_script_builds_the_addon_from_source_with_cargo() {
     std::fs::remove_file(&built).unwrap();
 }
 
+/// An agent folder under `dir` whose settings switch tool filtering on with the built-in scorer.
+fn embedded_agent(dir: &std::path::Path) -> std::path::PathBuf {
+    let agent = dir.join("agent");
+    std::fs::create_dir_all(agent.join("pi-context-decisions")).unwrap();
+    std::fs::write(
+        agent.join("pi-context-decisions/settings.json"),
+        r#"{"tools": {"enabled": true}, "decision": {"provider": "embedded"}}"#,
+    )
+    .unwrap();
+    agent
+}
+
+/// Runs `script` in Node with the semantic model in `model` and the vector cache at `cache`, and
+/// returns what it printed as JSON. The semantic bound is 30 s: these tests are about what the
+/// fused scores make available, not about the bound (embedding the prompt took over 250 ms once
+/// with other test binaries on both cores, and the round then, rightly, stayed lexical; the
+/// fallback past the bound is the session test's).
+fn node_with_model(
+    script: &str,
+    model: &std::path::Path,
+    cache: &std::path::Path,
+) -> serde_json::Value {
+    let out = Command::new(install("node"))
+        .arg("-e")
+        .arg(script)
+        .env("PCD_MODEL_DIR", model)
+        .env("PCD_VECTOR_CACHE", cache)
+        .env("PCD_SEMANTIC_WAIT_MS", "30000")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// Runs a prompt round of the embedded scorer through the addon in Node with the model folder
 /// `model` (and a fresh vector cache): waits until the model is no longer loading and, when
 /// `warm`, until a reconcile boundary's warm-up has embedded the candidates' vectors; then asks
@@ -550,13 +588,7 @@ fn semantic_round(
 ) -> serde_json::Value {
     let dir = pcd_tests::temp_dir(name);
     let cache = cache.map_or_else(|| dir.join("vectors.bin"), std::path::Path::to_path_buf);
-    let agent = dir.join("agent");
-    std::fs::create_dir_all(agent.join("pi-context-decisions")).unwrap();
-    std::fs::write(
-        agent.join("pi-context-decisions/settings.json"),
-        r#"{"tools": {"enabled": true}, "decision": {"provider": "embedded"}}"#,
-    )
-    .unwrap();
+    let agent = embedded_agent(&dir);
     let script = format!(
         r#"(async () => {{
              const a = require({addon:?});
@@ -597,23 +629,7 @@ fn semantic_round(
         dir = dir,
         cache = cache,
     );
-    let out = Command::new(install("node"))
-        .arg("-e")
-        .arg(script)
-        .env("PCD_MODEL_DIR", model)
-        .env("PCD_VECTOR_CACHE", &cache)
-        // The test is about what the fused scores make available, not about the bound: embedding
-        // the prompt took over 250 ms once with other test binaries on both cores, and the round
-        // then (rightly) stayed lexical. The fallback past the bound is the session test's.
-        .env("PCD_SEMANTIC_WAIT_MS", "30000")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got = serde_json::from_slice(&out.stdout).unwrap();
+    let got = node_with_model(&script, model, &cache);
     std::fs::remove_dir_all(&dir).unwrap();
     got
 }
@@ -799,12 +815,7 @@ fn the_addon_uses_the_model_of_the_checkout_it_was_loaded_from() {
             std::fs::copy(entry.path(), folder.join(entry.file_name())).unwrap();
         }
     }
-    std::fs::create_dir_all(dir.join("agent/pi-context-decisions")).unwrap();
-    std::fs::write(
-        dir.join("agent/pi-context-decisions/settings.json"),
-        r#"{"tools": {"enabled": true}, "decision": {"provider": "embedded"}}"#,
-    )
-    .unwrap();
+    let agent = embedded_agent(&dir);
     let state = |checkout_dir: Option<&std::path::Path>| -> serde_json::Value {
         let script = format!(
             r#"(async () => {{
@@ -819,7 +830,7 @@ fn the_addon_uses_the_model_of_the_checkout_it_was_loaded_from() {
                  process.stdout.write(JSON.stringify(state));
                }})();"#,
             addon = addon(),
-            agent = dir.join("agent"),
+            agent = agent,
             dir = dir,
             checkout = checkout_dir.map_or("undefined".to_owned(), |p| format!("{p:?}")),
         );
@@ -844,13 +855,7 @@ fn the_session_answers_calls_while_a_job_is_pending() {
         return;
     };
     let dir = pcd_tests::temp_dir("pending-job");
-    let agent = dir.join("agent");
-    std::fs::create_dir_all(agent.join("pi-context-decisions")).unwrap();
-    std::fs::write(
-        agent.join("pi-context-decisions/settings.json"),
-        r#"{"tools": {"enabled": true}, "decision": {"provider": "embedded"}}"#,
-    )
-    .unwrap();
+    let agent = embedded_agent(&dir);
     let script = format!(
         r#"(async () => {{
              const a = require({addon:?});
@@ -875,20 +880,7 @@ fn the_session_answers_calls_while_a_job_is_pending() {
         agent = agent,
         dir = dir,
     );
-    let out = Command::new(install("node"))
-        .arg("-e")
-        .arg(script)
-        .env("PCD_MODEL_DIR", &model)
-        .env("PCD_VECTOR_CACHE", dir.join("vectors.bin"))
-        .env("PCD_SEMANTIC_WAIT_MS", "30000")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got = node_with_model(&script, &model, &dir.join("vectors.bin"));
     assert_eq!(got["semantic"], true, "{got}");
     for call in got["during"].as_array().unwrap() {
         assert_eq!(call[1], "ok", "{got}");
@@ -903,13 +895,7 @@ fn the_session_answers_calls_while_a_job_is_pending() {
 #[test]
 fn the_footer_counts_tools_registered_since_the_last_round() {
     let dir = pcd_tests::temp_dir("footer-late-tool");
-    let agent = dir.join("agent");
-    std::fs::create_dir_all(agent.join("pi-context-decisions")).unwrap();
-    std::fs::write(
-        agent.join("pi-context-decisions/settings.json"),
-        r#"{"tools": {"enabled": true}, "decision": {"provider": "embedded"}}"#,
-    )
-    .unwrap();
+    let agent = embedded_agent(&dir);
     let script = format!(
         r#"const a = require({addon:?});
            const tools = require('fs').readFileSync({example:?}, 'utf8');

@@ -78,15 +78,16 @@ fn cache(c: &mut Criterion) {
     // prompt encoded (tens of MB read) before the candidates' entries are looked up, so their
     // vectors are no longer in the opening core's cache. Stood in for by reading 64 MB.
     let other_work: Vec<u64> = (0..(64 << 20) / 8).collect();
+    let open_after_other_work = || {
+        let cache = open();
+        black_box(other_work.iter().sum::<u64>());
+        cache
+    };
     c.bench_function(
         "the checks after other work: 1,000 entry HMACs checked together (VectorCache::check)",
         |b| {
             b.iter_batched(
-                || {
-                    let cache = open();
-                    black_box(other_work.iter().sum::<u64>());
-                    cache
-                },
+                open_after_other_work,
                 |mut cache| {
                     cache.check(&refs);
                     cache // dropped outside the measurement
@@ -100,11 +101,7 @@ fn cache(c: &mut Criterion) {
         "look up 1,000 vectors after other work, checks included (get_all on a fresh open)",
         |b| {
             b.iter_batched(
-                || {
-                    let cache = open();
-                    black_box(other_work.iter().sum::<u64>());
-                    cache
-                },
+                open_after_other_work,
                 |mut cache| {
                     black_box(cache.get_all(&refs));
                     cache

@@ -549,7 +549,8 @@ mod tests {
         let mut reopened = open(&path, "m", 4, 1 << 20);
         // The second entry's vector altered on disk: its MAC fails, so it reads as missing.
         let mut bytes = std::fs::read(&path).unwrap();
-        let last = bytes.len() - 1;
+        // The last byte of the last entry's vector (its 32-byte HMAC follows).
+        let last = bytes.len() - HASH - 1;
         bytes[last] ^= 0x01;
         std::fs::write(&path, &bytes).unwrap();
         let mut forged = open(&path, "m", 4, 1 << 20);
