@@ -1,7 +1,7 @@
 // pi-context-decisions: the Pi extension. A thin host for the Rust core: it forwards Pi's events
 // to the addon and carries out the effects the addon returns. It makes no policy decision and
 // holds no user-visible sentence of its own, with one exception: the reason it gives when the
-// addon itself cannot be loaded (there is then nothing to ask).
+// addon itself cannot be loaded (there is then nothing to ask), in `ADDON_MISSING`.
 
 import { createRequire } from "node:module";
 import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from "node:fs";
@@ -12,9 +12,17 @@ import type { ModelChoice } from "./dialog.ts";
 
 const CUSTOM_TYPE = "context-decisions-tools";
 const NOTICE_TYPE = "context-decisions-notice";
-// The only sentence held here: the addon (which holds every other one) could not be loaded.
-const ADDON_MISSING =
-	"pi-context-decisions could not load its native addon, so calls to MCP and extension tools are blocked while tool filtering is on, or while its settings file (pi-context-decisions/settings.json in Pi's agent folder) cannot be read (only tools the project allowlist names then pass). For a path or git install of a clone, build it there with bash bindings/node/build.sh (Rust needed) and restart Pi; for an npm install, reinstall with pi install npm:pi-context-decisions, which brings the prebuilt addon for this platform where there is one. Or fix that file and turn filtering off in it.";
+// The only sentences held here: what is said when the addon (which holds every other one) could
+// not be loaded, and what to run for this install form (see `addonMissing`).
+const ADDON_MISSING = {
+	what: "pi-context-decisions could not load its native addon, so calls to MCP and extension tools are blocked while tool filtering is on, or while its settings file (pi-context-decisions/settings.json in Pi's agent folder) cannot be read (only tools the project allowlist names then pass).",
+	checkout: "This is a path or git install of a clone: build the addon there with bash bindings/node/build.sh (Rust needed), then restart Pi.",
+	npmMissing: "The prebuilt addon package for this platform, PACKAGE, is not installed: reinstall with pi install npm:pi-context-decisions (npm must be allowed to install its optional dependencies), then restart Pi.",
+	npmBroken: "The prebuilt addon package for this platform, PACKAGE, is installed but could not be loaded: reinstall with pi install npm:pi-context-decisions, then restart Pi.",
+	npmUnknown: "Reinstall with pi install npm:pi-context-decisions, which brings the prebuilt addon for this platform, then restart Pi.",
+	unsupported: "No prebuilt addon is built for this platform (PLATFORM): install pi-context-decisions from a clone and build the addon there with bash bindings/node/build.sh (Rust needed).",
+	off: "Or fix that settings file and turn filtering off in it.",
+};
 
 type Addon = {
 	PiSession: { start(eventJson: string, entriesJson?: string): Session };
@@ -95,18 +103,57 @@ function loadAddon(): Addon | undefined {
 	return undefined;
 }
 
-// The path of the installed prebuilt addon package's `.node` file for this platform, if any.
-function prebuiltAddon(require: ReturnType<typeof createRequire>, here: string): string | undefined {
+// The prebuilt addon package for this platform (`platform.cjs` names it: undefined on a platform
+// none is built for, or where that file is not beside this one), and the path of its `.node` file
+// when npm installed it.
+function prebuiltPackage(require: ReturnType<typeof createRequire>, here: string): { name?: string; path?: string; known: boolean } {
+	let name: string | undefined;
 	try {
 		const { platformPackage } = require(join(here, "platform.cjs")) as {
 			platformPackage(): string | undefined;
 		};
-		const name = platformPackage();
-		return name ? require.resolve(name) : undefined;
+		name = platformPackage();
 	} catch {
-		// Not installed (or an unsupported platform): only a build from source can serve.
-		return undefined;
+		return { known: false };
 	}
+	if (!name) return { known: true };
+	try {
+		return { name, path: require.resolve(name), known: true };
+	} catch {
+		// Not installed: only a build from source can serve.
+		return { name, known: true };
+	}
+}
+
+// The path of the installed prebuilt addon package's `.node` file for this platform, if any.
+function prebuiltAddon(require: ReturnType<typeof createRequire>, here: string): string | undefined {
+	return prebuiltPackage(require, here).path;
+}
+
+// What is said when the addon could not be loaded: what that blocks, and exactly what to run for
+// the form this extension was installed in (a clone: the build; npm: the reinstall, naming the
+// platform package that is missing or broken; a platform without one: a build from a clone).
+function addonMissing(): string {
+	const parts = [ADDON_MISSING.what];
+	if (checkoutDir()) {
+		parts.push(ADDON_MISSING.checkout);
+	} else {
+		const here = dirname(fileURLToPath(import.meta.url));
+		const prebuilt = prebuiltPackage(createRequire(import.meta.url), here);
+		if (!prebuilt.known) parts.push(ADDON_MISSING.npmUnknown);
+		else if (!prebuilt.name) parts.push(ADDON_MISSING.unsupported.replace("PLATFORM", `${process.platform}-${process.arch}`));
+		else parts.push((prebuilt.path ? ADDON_MISSING.npmBroken : ADDON_MISSING.npmMissing).replace("PACKAGE", prebuilt.name));
+	}
+	parts.push(ADDON_MISSING.off);
+	return parts.join(" ");
+}
+
+// The checkout this extension was loaded from (a path or git install of a clone: this file is its
+// extension/index.ts, beside its Cargo.toml), whose .cache holds the model `cargo xtask
+// fetch-model` installed; undefined for an npm install. The addon checks the files there too.
+function checkoutDir(): string | undefined {
+	const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+	return existsSync(join(root, "Cargo.toml")) && existsSync(join(root, "bindings", "node")) ? resolve(root) : undefined;
 }
 
 // The folder of the semantic model's npm package (all-MiniLM-L6-v2's pinned files), which npm
@@ -426,7 +473,7 @@ export default function piContextDecisions(pi: any) {
 
 	pi.on("session_start", (event: any, ctx: any) => {
 		if (!addon) {
-			if (!warnedMissing) notify(ctx, ADDON_MISSING);
+			if (!warnedMissing) notify(ctx, addonMissing());
 			warnedMissing = true;
 			return;
 		}
@@ -444,6 +491,7 @@ export default function piContextDecisions(pi: any) {
 			cwd: ctx.cwd,
 			trusted,
 			modelDir: modelPackageDir(),
+			checkoutDir: checkoutDir(),
 		};
 		session = addon.PiSession.start(JSON.stringify(start), readBranch(ctx));
 		for (const w of session.takeWarnings()) notify(ctx, w);
@@ -608,11 +656,11 @@ export default function piContextDecisions(pi: any) {
 
 	if (!addon) {
 		// Without the addon /decisions still exists (it would otherwise go to the model as a
-		// prompt): it says what is missing and what to run, in the one sentence this file holds.
+		// prompt): it says what is missing and what to run for this install form (`addonMissing`).
 		pi.registerCommand("decisions", {
-			description: ADDON_MISSING.slice(0, ADDON_MISSING.indexOf(",")),
+			description: ADDON_MISSING.what.slice(0, ADDON_MISSING.what.indexOf(",")),
 			handler: async (_args: string, ctx: any) => {
-				notify(ctx, ADDON_MISSING);
+				notify(ctx, addonMissing());
 			},
 		});
 	}
@@ -681,7 +729,7 @@ export default function piContextDecisions(pi: any) {
 				const tool = pi.getAllTools().find((t: any) => t?.name === event?.toolName);
 				if (tool && isInternal(tool)) return undefined;
 				if (state === "unknown" && tool && projectPins(ctx?.cwd, tool)) return undefined;
-				return { block: true, reason: ADDON_MISSING };
+				return { block: true, reason: addonMissing() };
 			}
 			if (!session.filteringOn()) return undefined;
 			const [kind, server] = serverArg(event?.input);
@@ -702,9 +750,9 @@ export default function piContextDecisions(pi: any) {
 			if (refusals !== refusedBefore) return { block: true, reason: addon!.notRecordedReason() };
 			return result.block ? { block: true, reason: result.block } : undefined;
 		} catch {
-			let reason = ADDON_MISSING;
+			let reason = ADDON_MISSING.what;
 			try {
-				if (addon) reason = addon.checkFailedReason();
+				reason = addon ? addon.checkFailedReason() : addonMissing();
 			} catch {
 				// Keep the fallback sentence.
 			}

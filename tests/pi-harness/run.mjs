@@ -459,6 +459,19 @@ const scriptedUI = {
 		}),
 };
 
+// The names Pi's interactive mode lists its extensions under at startup ("[Extensions]"), from
+// its own code (`InteractiveMode.prototype.getCompactExtensionLabels`, which reads only the
+// extensions' paths and sourceInfo), or null where this Pi has no such method.
+function startupLabels(extensions) {
+	const label = pi.InteractiveMode?.prototype?.getCompactExtensionLabels;
+	if (typeof label !== "function") return null;
+	try {
+		return label.call(Object.create(pi.InteractiveMode.prototype), extensions);
+	} catch (error) {
+		return [`(labels failed: ${String(error).slice(0, 200)})`];
+	}
+}
+
 let unsubscribe;
 const pendingStarts = new Map();
 // Extensions that failed to load (syntax errors, a throwing factory) do not stop Pi; they are
@@ -471,7 +484,8 @@ function noteLoadProblems(session) {
 	for (const problem of loaded?.warnings ?? []) {
 		report.loadErrors.push({ step: currentStep, path: problem.path, warning: String(problem.warning).slice(0, 300) });
 	}
-	report.loadedExtensions.push({ step: currentStep, paths: (loaded?.extensions ?? []).map((e) => e.path) });
+	const listed = (loaded?.extensions ?? []).filter((e) => !e.hidden).map((e) => ({ path: e.path, sourceInfo: e.sourceInfo }));
+	report.loadedExtensions.push({ step: currentStep, paths: (loaded?.extensions ?? []).map((e) => e.path), labels: startupLabels(listed) });
 }
 
 async function bind(session) {

@@ -167,12 +167,25 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// A model folder that holds no model, for `PCD_MODEL_DIR`: the only folder the addon then looks
+/// in, so a session inside Pi scores lexically even when it was loaded from this checkout (whose
+/// `.cache` may hold the model).
+pub fn no_model_dir() -> PathBuf {
+    std::env::temp_dir().join("pcd-no-model-here")
+}
+
 /// Runs `script` with Node 22 (`node -e`), asserts it succeeded (showing its stderr when not),
 /// and returns what it printed.
 pub fn node_eval(script: &str) -> Vec<u8> {
-    // Without a model folder the addon scores lexically, which is what these scripts expect.
+    node_eval_with(script, &[])
+}
+
+/// [`node_eval`] with `env` set for the script (after the default, a model folder without the
+/// model: without one the addon scores lexically, which is what most scripts expect).
+pub fn node_eval_with(script: &str, env: &[(&str, &std::ffi::OsStr)]) -> Vec<u8> {
     let out = Command::new(install("node"))
-        .env_remove("PCD_MODEL_DIR")
+        .env("PCD_MODEL_DIR", no_model_dir())
+        .envs(env.iter().copied())
         .arg("-e")
         .arg(script)
         .output()

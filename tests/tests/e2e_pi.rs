@@ -54,8 +54,9 @@ fn run_file_in(
     }
     let out = command
         .env("PI_CONTEXT_DECISIONS_ADDON", addon)
-        // The scenarios expect the lexical scorer unless they are given a model folder.
-        .env_remove("PCD_MODEL_DIR")
+        // The scenarios expect the lexical scorer unless they are given a model folder: a
+        // folder without the model, which is the only one looked in (not this checkout's).
+        .env("PCD_MODEL_DIR", pcd_tests::no_model_dir())
         .envs(env.iter().copied())
         .output()
         .expect("node runs the harness");
@@ -1011,10 +1012,14 @@ fn loads_from_a_settings_packages_entry() {
     }) {
         let report = run_file(&scenario, version, &addon());
         let loaded = report["loadedExtensions"].to_string();
-        assert!(
-            loaded.contains("/extension/index.ts"),
-            "{version}: {loaded}"
-        );
+        // The extension's folder loads its index.ts; the repository's root its own index.ts,
+        // which Pi lists under the clone's name (issue 34, item 2) and which re-exports it.
+        let entry = if scenario == root_scenario {
+            format!("{}/index.ts", repo().canonicalize().unwrap().display())
+        } else {
+            "/extension/index.ts".to_owned()
+        };
+        assert!(loaded.contains(&entry), "{version}: {loaded}");
         for tools in requests(&report, 0) {
             assert!(
                 tools.contains(&"forecast_weather".to_owned()),
@@ -1042,11 +1047,28 @@ fn loads_from_a_settings_packages_entry() {
 #[test]
 fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
     let dir = pcd_tests::temp_dir("no-addon");
-    let ext = dir.join("extension");
-    std::fs::create_dir_all(&ext).unwrap();
-    for file in ["index.ts", "dialog.ts", "package.json"] {
-        std::fs::copy(repo().join("extension").join(file), ext.join(file)).unwrap();
+    // Issue 34, item 2: two install forms. A clone (a checkout: Cargo.toml and bindings/node
+    // beside extension/) and an npm package (the extension's files at its root, with
+    // platform.cjs, and no platform package installed).
+    let clone = dir.join("clone");
+    let npm = dir.join("npm");
+    std::fs::create_dir_all(clone.join("extension")).unwrap();
+    std::fs::create_dir_all(clone.join("bindings/node")).unwrap();
+    std::fs::write(clone.join("Cargo.toml"), "[workspace]\n").unwrap();
+    std::fs::create_dir_all(&npm).unwrap();
+    for file in ["index.ts", "dialog.ts", "package.json", "platform.cjs"] {
+        std::fs::copy(
+            repo().join("extension").join(file),
+            clone.join("extension").join(file),
+        )
+        .unwrap();
+        std::fs::copy(repo().join("extension").join(file), npm.join(file)).unwrap();
     }
+    let platform = String::from_utf8(pcd_tests::node_eval(&format!(
+        "process.stdout.write(require({:?}).platformPackage() ?? '')",
+        repo().join("extension/platform.cjs")
+    )))
+    .unwrap();
     let not_an_addon = dir.join("broken.node");
     std::fs::write(&not_an_addon, "not a shared library").unwrap();
     let toolbox = repo().join("tests/e2e/fixtures/toolbox/index.ts");
@@ -1055,6 +1077,11 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
             "project-package"
         } else {
             "path"
+        };
+        let ext = if switch == "on" {
+            clone.join("extension")
+        } else {
+            npm.clone()
         };
         let mut scenario = serde_json::json!({
             "description": "no addon",
@@ -1132,12 +1159,25 @@ fn without_its_addon_it_warns_once_and_fails_closed_only_while_on() {
                 2,
                 "{version} {switch}: warned once, and /decisions said it"
             );
-            assert!(
-                warnings[1].contains("bash bindings/node/build.sh")
-                    && warnings[1].contains("pi install npm:pi-context-decisions"),
-                "{version}: names what to run for each install form: {}",
-                warnings[1]
-            );
+            // What to run for this install form, and only that.
+            let said = &warnings[1];
+            if switch == "on" {
+                assert!(
+                    said.contains("path or git install of a clone")
+                        && said.contains("bash bindings/node/build.sh")
+                        && !said.contains("pi install npm:"),
+                    "{version}: a clone is told to build: {said}"
+                );
+            } else if platform.is_empty() {
+                assert!(said.contains("No prebuilt addon"), "{version}: {said}");
+            } else {
+                assert!(
+                    said.contains("pi install npm:pi-context-decisions")
+                        && said.contains(&format!("{platform}, is not installed"))
+                        && !said.contains("build.sh"),
+                    "{version}: an npm install is told to reinstall, naming {platform}: {said}"
+                );
+            }
             assert!(
                 warnings[0].contains("pi-context-decisions/settings.json"),
                 "{version}: names the settings file"
@@ -1747,7 +1787,7 @@ fn a_paraphrase_gets_its_tool_through_the_semantic_signal_inside_pi() {
         );
         let said = report["steps"][2]["stderr"].as_str().unwrap();
         assert!(
-            said.contains("Scored by: the built-in scorer with the semantic model."),
+            said.contains("Scored by: the built-in scorer with the semantic model, from the folder named by PCD_MODEL_DIR."),
             "{version}: {said}"
         );
         assert!(cache.is_file(), "{version}: the vectors are cached on disk");
@@ -1771,6 +1811,95 @@ fn a_paraphrase_gets_its_tool_through_the_semantic_signal_inside_pi() {
         assert!(
             cached.get("Is the preview deployment finished?").is_none(),
             "{version}: the prompt's vector is on disk"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// Issue 34, item 1 inside Pi: a path install of a checkout that ran `cargo xtask fetch-model`
+/// (this repository, as `pi install ./clone` records it: a settings `packages` entry) uses the
+/// model in the checkout's own `.cache/models`, with no `PCD_MODEL_DIR`, no model in the agent
+/// folder and no npm model package: the paraphrase gets `deploy_status` through the semantic
+/// signal, and `/decisions` names the checkout's folder. Before, the addon looked for "beside a
+/// build" from Node's own binary and scored lexically.
+#[test]
+fn a_path_install_of_a_checkout_uses_its_model_inside_pi() {
+    let folder = repo().join(".cache/models/all-minilm-l6-v2");
+    if !folder.join("model.safetensors").is_file() {
+        assert!(
+            std::env::var_os("PCD_REQUIRE_MODEL").is_none(),
+            "PCD_REQUIRE_MODEL is set but the checkout has no model: run `cargo xtask fetch-model`"
+        );
+        return;
+    }
+    let mut scenario: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("tests/e2e/scenarios/semantic.json")).unwrap(),
+    )
+    .unwrap();
+    let fixtures = repo().join("tests/e2e/fixtures");
+    scenario["extensions"] = json!([
+        { "path": fixtures.join("toolbox/index.ts"), "via": "path" },
+        { "path": fixtures.join("deploy/index.ts"), "via": "path" },
+        { "path": repo(), "via": "package" }
+    ]);
+    // Item 9 inside Pi: the list says which tools this session called.
+    scenario["steps"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({ "command": "/decisions tools list" }));
+    for version in VERSIONS {
+        let dir = pcd_tests::temp_dir("e2e-checkout-model");
+        let path = dir.join("scenario.json");
+        std::fs::write(&path, scenario.to_string()).unwrap();
+        let cache = dir.join("vectors.bin");
+        let agent = dir.join("agent");
+        std::fs::create_dir_all(&agent).unwrap();
+        let report = run_file_in(
+            &path,
+            version,
+            &addon(),
+            &[
+                // Empty: not set (the harness otherwise names a folder without a model).
+                ("PCD_MODEL_DIR", Path::new("")),
+                ("PCD_VECTOR_CACHE", cache.as_path()),
+                ("PCD_SEMANTIC_WAIT_MS", Path::new("30000")),
+            ],
+            Some(&agent),
+        );
+        let requests = requests(&report, 1);
+        assert!(
+            requests
+                .first()
+                .is_some_and(|r| r.contains(&"deploy_status".to_owned())),
+            "{version}: {requests:?}"
+        );
+        let said = report["steps"][2]["stderr"].as_str().unwrap();
+        assert!(
+            said.contains(
+                "Scored by: the built-in scorer with the semantic model, from the checkout's \
+                 .cache/models/all-minilm-l6-v2."
+            ),
+            "{version}: {said}"
+        );
+        let list = report["steps"][3]["stderr"].as_str().unwrap();
+        assert!(
+            list.contains("CALLS") && list.contains("Called this session: 1 tool (1 call)."),
+            "{version}: {list}"
+        );
+        // Item 2: Pi's startup list (its own labelling) names the package after the clone's
+        // folder, as it names any package installed by path, not "extension".
+        let labels = &report["loadedExtensions"][0]["labels"];
+        let root = repo().canonicalize().unwrap();
+        let clone = root.file_name().unwrap().to_string_lossy().into_owned();
+        let labels: Vec<&str> = labels
+            .as_array()
+            .unwrap_or_else(|| panic!("{version}: Pi labels its extensions: {labels}"))
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(
+            labels.contains(&clone.as_str()) && !labels.contains(&"extension"),
+            "{version}: {labels:?}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -1,7 +1,7 @@
 //! The Pi extension holds no user-visible sentence of its own: every text a person or the model
 //! reads comes from ui-text through the addon. The one exception is the reason given when the
-//! addon itself cannot be loaded (then there is nothing to ask); it is the constant
-//! `ADDON_MISSING`.
+//! addon itself cannot be loaded (then there is nothing to ask), with what to run for each install
+//! form: the values of the one object `ADDON_MISSING`.
 
 use std::path::Path;
 
@@ -82,21 +82,41 @@ fn the_extension_has_no_other_typescript() {
 }
 
 #[test]
-fn the_extension_holds_no_sentence_but_the_addon_missing_one() {
+fn the_extension_holds_no_sentence_but_the_addon_missing_ones() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../extension/index.ts");
     let source = std::fs::read_to_string(path).unwrap();
-    let sentences: Vec<String> = literals(&source)
+    let start = source
+        .find("const ADDON_MISSING = {")
+        .expect("the sentences are the ADDON_MISSING object's");
+    let end = start + source[start..].find("\n};\n").expect("the object ends");
+    let (before, rest) = source.split_at(start);
+    let (object, after) = rest.split_at(end - start);
+    let outside: Vec<String> = literals(before)
+        .into_iter()
+        .chain(literals(after))
+        .filter(|l| is_sentence(l))
+        .collect();
+    assert!(outside.is_empty(), "{outside:#?}");
+    let inside: Vec<String> = literals(object)
         .into_iter()
         .filter(|l| is_sentence(l))
         .collect();
-    assert_eq!(sentences.len(), 1, "{sentences:#?}");
-    let declared = source
-        .split("const ADDON_MISSING =")
-        .nth(1)
-        .expect("the one sentence is the ADDON_MISSING constant");
-    assert!(declared
-        .trim_start()
-        .starts_with(&format!("\"{}\"", sentences[0])));
+    // What is blocked, the form-specific instructions, and the way out.
+    assert_eq!(inside.len(), 7, "{inside:#?}");
+}
+
+/// The repository's root `index.ts` (the entry of a path or git install, so Pi lists the package
+/// under the clone's name) only re-exports the extension.
+#[test]
+fn the_root_entry_only_re_exports_the_extension() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../index.ts");
+    let source = std::fs::read_to_string(path).unwrap();
+    assert_eq!(literals(&source), ["./extension/index.ts"]);
+    let code: Vec<&str> = source
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//") && !l.trim().is_empty())
+        .collect();
+    assert_eq!(code, ["export { default } from \"./extension/index.ts\";"]);
 }
 
 #[test]

@@ -751,7 +751,7 @@ fn the_addon_fuses_the_semantic_signal_and_without_usable_weights_is_lexical() {
         assert!(round["answer"]["scores"].is_array(), "{round}");
         let status = round["status"].as_str().unwrap();
         assert!(
-            status.contains("Scored by: the built-in scorer with the semantic model."),
+            status.contains("Scored by: the built-in scorer with the semantic model, from the folder named by PCD_MODEL_DIR."),
             "{status}"
         );
     }
@@ -834,10 +834,16 @@ fn the_addon_uses_the_model_of_the_checkout_it_was_loaded_from() {
             dir = dir,
             checkout = checkout_dir.map_or("undefined".to_owned(), |p| format!("{p:?}")),
         );
-        serde_json::from_slice(&pcd_tests::node_eval(&script)).unwrap()
+        // PCD_MODEL_DIR empty is not set: the checkout is looked in.
+        let unset = [("PCD_MODEL_DIR", std::ffi::OsStr::new(""))];
+        serde_json::from_slice(&pcd_tests::node_eval_with(&script, &unset)).unwrap()
     };
     let found = state(Some(&checkout));
     assert_eq!(found["state"], "ready", "{found}");
+    assert_eq!(
+        found["folder"], "the checkout's .cache/models/all-minilm-l6-v2",
+        "{found}"
+    );
     let without = state(None);
     assert_eq!(without["state"], "off", "{without}");
     std::fs::remove_dir_all(&dir).unwrap();

@@ -497,6 +497,14 @@ fn installs_from_npm_without_cargo_and_filters_a_prompt_in_pi() {
             loaded.contains("npm/node_modules/pi-context-decisions/index.ts"),
             "{version}: {loaded}"
         );
+        // Pi's startup list (its own labelling) names the package, not its folder.
+        let labels = &report["loadedExtensions"][0]["labels"];
+        assert!(
+            labels
+                .as_array()
+                .is_some_and(|l| l.iter().any(|l| l == "pi-context-decisions")),
+            "{version}: {labels}"
+        );
         assert!(
             report["notifications"].is_array(),
             "{version}: notifications recorded"
@@ -527,10 +535,12 @@ fn installs_from_npm_without_cargo_and_filters_a_prompt_in_pi() {
             });
             assert!(ran, "{version}: {name}: {}", report["toolCalls"]);
         }
-        // The dialog's first screen says which scorer decided.
+        // The dialog's first screen says which scorer decided, and the model's folder (the npm
+        // package; the line may wrap).
         let shown = report["steps"][2]["screens"][0]["lines"].to_string();
         assert!(
-            shown.contains("Scored by: the built-in scorer with the semantic model."),
+            shown.contains("Scored by: the built-in scorer with the semantic model")
+                && shown.contains("pi-context-decisions-model-all-minilm-l6-v2."),
             "{version}: {shown}"
         );
         let entries = report["customEntries"]

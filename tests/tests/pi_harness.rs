@@ -54,8 +54,9 @@ fn run_with_env(version: &str, scenario: &str, via: &str, env: &[(&str, &str)]) 
         .arg(&pi)
         .arg("--via")
         .arg(via)
-        // The extension's lexical scorer, as the scenarios expect (no model folder).
-        .env_remove("PCD_MODEL_DIR")
+        // The extension's lexical scorer, as the scenarios expect: a model folder without the
+        // model, which is the only one looked in (not this checkout's `.cache`).
+        .env("PCD_MODEL_DIR", pcd_tests::no_model_dir())
         .envs(env.iter().copied())
         .output()
         .expect("node runs the harness");

@@ -449,6 +449,9 @@ impl PiSession {
             None => Err(String::new()),
         };
         self.inner.set_semantic(can);
+        if let Some(semantic::ModelState::Ready(model)) = &state {
+            self.inner.set_model_folder(model.folder());
+        }
         self.warnings.extend(semantic::take_notes());
         if let Some(semantic::ModelState::Off {
             reason,
@@ -763,13 +766,11 @@ impl PiSession {
             &self.inner.allowlists().project,
             self.inner.last_round(),
         );
-        if let Some(scorer) = self.inner.last_scorer() {
-            let (fused, reason) = match scorer {
-                context_decisions::session::RoundScorer::Fused => (true, ""),
-                context_decisions::session::RoundScorer::Lexical(why) => (false, why.as_str()),
-            };
+        if let Some((fused, detail)) = self.inner.last_scorer_shown() {
             text.push('\n');
-            text.push_str(&context_decisions::binding::last_scorer_text(fused, reason));
+            text.push_str(&context_decisions::binding::last_scorer_text(
+                fused, &detail,
+            ));
         }
         text
     }

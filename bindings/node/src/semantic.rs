@@ -2,9 +2,10 @@
 //! background thread (never on Node's event loop, never blocking a session's start), and the
 //! semantic jobs the `Session` hands out, answered on libuv's thread pool within a bound.
 //!
-//! The model is looked for where `context_decisions::semantic::model_dirs` says (`PCD_MODEL_DIR`,
-//! then the agent folder's `pi-context-decisions/models/all-minilm-l6-v2`, then the model's npm
-//! package the extension found, then beside a build).
+//! The model is looked for where `context_decisions::semantic::model_dirs` says (`PCD_MODEL_DIR`
+//! alone when set, else the checkout the extension was loaded from, then the agent folder's
+//! `pi-context-decisions/models/all-minilm-l6-v2`, then the model's npm package the extension
+//! found, then beside a build).
 //! Vectors come from the on-disk vector cache or are embedded on one background thread at a time;
 //! a job waits for its vectors up to [`wait_bound`] and is otherwise scored lexically.
 
@@ -163,7 +164,10 @@ pub(crate) fn state_json() -> String {
     });
     match state {
         ModelState::Loading => out["state"] = "loading".into(),
-        ModelState::Ready(_) => out["state"] = "ready".into(),
+        ModelState::Ready(model) => {
+            out["state"] = "ready".into();
+            out["folder"] = model.folder().describe().into();
+        }
         ModelState::Off { reason, .. } => {
             out["state"] = "off".into();
             out["reason"] = reason.into();

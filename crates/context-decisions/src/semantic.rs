@@ -37,14 +37,34 @@ pub struct ModelDir {
     pub role: pcd_ui_text::ModelFolder,
 }
 
-/// The folders the model is looked for in, first match wins: `explicit` (`--model-dir`), then
-/// `PCD_MODEL_DIR`, then `checkout`'s `.cache/models/all-minilm-l6-v2` (the checkout a host names;
-/// the addon takes it as the start event's `checkoutDir`), then
+/// The folders the model is looked for in, first match wins: `explicit` (`--model-dir`) alone, else
+/// `PCD_MODEL_DIR` alone when it is set and not empty (a person who names the model's folder means
+/// that one: a folder without the model there means lexical scoring, said as such, never another
+/// folder's model), else `checkout`'s `.cache/models/all-minilm-l6-v2` (the checkout a host names:
+/// the addon takes it as the start event's `checkoutDir`, the clone a path or git install of the
+/// extension was loaded from), then
 /// `<agent dir>/pi-context-decisions/models/all-minilm-l6-v2`, then `package` (inside Pi, the
 /// folder of the model's npm package, which the extension resolves), then the repository's
 /// `.cache/models/all-minilm-l6-v2` beside a program built in `target/`.
 pub fn model_dirs(
     explicit: Option<&Path>,
+    agent_dir: Option<&Path>,
+    package: Option<&Path>,
+    checkout: Option<&Path>,
+) -> Vec<ModelDir> {
+    model_dirs_with(
+        explicit,
+        std::env::var_os("PCD_MODEL_DIR").as_deref(),
+        agent_dir,
+        package,
+        checkout,
+    )
+}
+
+/// [`model_dirs`] with `PCD_MODEL_DIR`'s value passed in, so it stays testable.
+pub fn model_dirs_with(
+    explicit: Option<&Path>,
+    env_model_dir: Option<&std::ffi::OsStr>,
     agent_dir: Option<&Path>,
     package: Option<&Path>,
     checkout: Option<&Path>,
@@ -55,10 +75,10 @@ pub fn model_dirs(
     if let Some(explicit) = explicit {
         return vec![dir(explicit.to_owned(), ModelFolder::Explicit)];
     }
-    let mut dirs = Vec::new();
-    if let Some(env) = std::env::var_os("PCD_MODEL_DIR") {
-        dirs.push(dir(PathBuf::from(env), ModelFolder::Environment));
+    if let Some(env) = env_model_dir.filter(|v| !v.is_empty()) {
+        return vec![dir(PathBuf::from(env), ModelFolder::Environment)];
     }
+    let mut dirs = Vec::new();
     if let Some(checkout) = checkout {
         dirs.push(dir(
             checkout.join(".cache").join("models").join(folder),
@@ -154,6 +174,8 @@ mod real {
         cache: Mutex<VectorCache>,
         /// What the person is told once: folders skipped, a cache on disk not used.
         notes: Vec<String>,
+        /// The folder the model was loaded from, by its role.
+        folder: pcd_ui_text::ModelFolder,
         /// Whether a failed save was already said.
         save_failed: std::sync::atomic::AtomicBool,
     }
@@ -193,6 +215,7 @@ mod real {
                             model,
                             cache: Mutex::new(cache),
                             notes,
+                            folder: *role,
                             save_failed: false.into(),
                         });
                     }
@@ -212,6 +235,11 @@ mod real {
         /// vector cache on disk is not used. Sentences from ui-text.
         pub fn notes(&self) -> &[String] {
             &self.notes
+        }
+
+        /// The folder the model was loaded from, by its role (what `/decisions` names).
+        pub fn folder(&self) -> pcd_ui_text::ModelFolder {
+            self.folder
         }
 
         /// The vector of `text`, from the cache or the model. Only unit vectors are cached.
@@ -329,6 +357,11 @@ mod real {
         /// Always says the program was built without the semantic signal.
         pub fn load(_dirs: &[ModelDir], _agent_dir: Option<&Path>) -> Result<Semantic, String> {
             Err(pcd_ui_text::SEMANTIC_NOT_BUILT.to_owned())
+        }
+
+        /// Never called: there is no model.
+        pub fn folder(&self) -> pcd_ui_text::ModelFolder {
+            pcd_ui_text::ModelFolder::Explicit
         }
 
         /// Never called: there is no model.
@@ -467,6 +500,62 @@ mod tests {
         assert_eq!(at(Some("/v.bin"), None, None), file("/v.bin"));
     }
 
+    /// Issue 34, item 1: a folder named by `PCD_MODEL_DIR` is the only one looked in (a person
+    /// who names the model's folder means that one), as `--model-dir` is; empty, it is not set,
+    /// and the checkout the host names comes first.
+    #[test]
+    fn the_model_folder_named_by_the_environment_is_the_only_one() {
+        use pcd_ui_text::ModelFolder;
+        let checkout = Path::new("/clone");
+        let package = Path::new("/npm/model");
+        let dirs = |env: Option<&str>| {
+            model_dirs_with(
+                None,
+                env.map(OsStr::new),
+                Some(Path::new("/agent")),
+                Some(package),
+                Some(checkout),
+            )
+        };
+        let named = dirs(Some("/models/here"));
+        assert_eq!(
+            named,
+            vec![ModelDir {
+                path: PathBuf::from("/models/here"),
+                role: ModelFolder::Environment
+            }]
+        );
+        for env in [None, Some("")] {
+            let found = dirs(env);
+            let roles: Vec<_> = found.iter().map(|d| d.role).collect();
+            assert_eq!(
+                &roles[..3],
+                [
+                    ModelFolder::Checkout,
+                    ModelFolder::AgentDir,
+                    ModelFolder::Package
+                ],
+                "{env:?}"
+            );
+            assert_eq!(
+                found[0].path,
+                checkout
+                    .join(".cache/models")
+                    .join(pcd_embed::pinned::MODEL_FOLDER)
+            );
+            assert_eq!(found[2].path, package);
+        }
+        let explicit = model_dirs_with(
+            Some(Path::new("/given")),
+            Some(OsStr::new("/models/here")),
+            None,
+            Some(package),
+            Some(checkout),
+        );
+        assert_eq!(explicit.len(), 1);
+        assert_eq!(explicit[0].role, ModelFolder::Explicit);
+    }
+
     /// Issue 32, item 7: a damaged first model folder was skipped without a word when a later
     /// one loaded. It is named with the reason. Needs the model (`cargo xtask fetch-model`).
     #[cfg(feature = "semantic")]
@@ -484,7 +573,7 @@ mod tests {
         let dirs = [
             ModelDir {
                 path: damaged.path().to_owned(),
-                role: pcd_ui_text::ModelFolder::Environment,
+                role: pcd_ui_text::ModelFolder::AgentDir,
             },
             ModelDir {
                 path: good,
@@ -493,9 +582,10 @@ mod tests {
         ];
         let agent = tempfile::tempdir().unwrap();
         let model = Semantic::load(&dirs, Some(agent.path())).expect("the later folder loads");
+        assert_eq!(model.folder(), pcd_ui_text::ModelFolder::Checkout);
         let notes = model.notes().join("\n");
         assert!(
-            notes.contains("PCD_MODEL_DIR")
+            notes.contains("the agent folder's")
                 && notes.contains("skipped")
                 && notes.contains(first.name),
             "{notes}"

@@ -142,10 +142,7 @@ impl ToolsDialog {
             rows,
         )
         .with_last_round(session.last_round())
-        .with_scorer(session.last_scorer().map(|s| match s {
-            crate::session::RoundScorer::Fused => (true, String::new()),
-            crate::session::RoundScorer::Lexical(why) => (false, why.clone()),
-        }));
+        .with_scorer(session.last_scorer_shown());
         let prompt = entries
             .and_then(latest_user_text)
             .or_else(|| session.latest_task_text().map(str::to_owned));

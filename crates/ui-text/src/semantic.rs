@@ -113,14 +113,19 @@ pub fn semantic_off_warning(reason: &str) -> String {
 }
 
 /// The line `/decisions` shows about which scorer decided the latest embedded round: the
-/// semantic signal fused with the lexical scorer, or the lexical scorer alone and why.
-pub fn last_scorer_text(fused: bool, reason: &str) -> String {
-    match (fused, reason.is_empty()) {
-        (true, _) => "Scored by: the built-in scorer with the semantic model.".to_owned(),
+/// semantic signal fused with the lexical scorer (with `detail` the folder its model was loaded
+/// from, [`ModelFolder::describe`]), or the lexical scorer alone and why (`detail`).
+pub fn last_scorer_text(fused: bool, detail: &str) -> String {
+    match (fused, detail.is_empty()) {
+        (true, true) => "Scored by: the built-in scorer with the semantic model.".to_owned(),
+        (true, false) => format!(
+            "Scored by: the built-in scorer with the semantic model, from {}.",
+            display_safe(detail)
+        ),
         (false, true) => "Scored by: the built-in scorer, lexical only.".to_owned(),
         (false, false) => format!(
             "Scored by: the built-in scorer, lexical only: {}.",
-            display_safe(reason)
+            display_safe(detail)
         ),
     }
 }

@@ -254,7 +254,8 @@ impl ToolsTab {
     }
 
     /// The tab showing which scorer decided the latest embedded round (`fused`: with the
-    /// semantic signal; otherwise lexical, for `reason`), under the last round's outcome.
+    /// semantic signal, the text the folder its model came from; otherwise lexical, the text
+    /// why), under the last round's outcome.
     pub fn with_scorer(mut self, scorer: Option<(bool, String)>) -> ToolsTab {
         self.scorer = scorer;
         self
@@ -833,6 +834,16 @@ mod tests {
         let text = fused.render(100, 40).join("\n");
         assert!(
             text.contains("Scored by: the built-in scorer with the semantic model."),
+            "{text}"
+        );
+        let from = crate::ModelFolder::Checkout.describe();
+        let fused = tab().with_scorer(Some((true, from.to_owned())));
+        let text = fused.render(160, 40).join("\n");
+        assert!(
+            text.contains(
+                "Scored by: the built-in scorer with the semantic model, from the checkout's \
+                 .cache/models/all-minilm-l6-v2."
+            ),
             "{text}"
         );
         let lexical = tab().with_scorer(Some((false, "no model".into())));

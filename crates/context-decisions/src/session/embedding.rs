@@ -89,6 +89,8 @@ pub(super) struct Embedding {
     pending: HashMap<u64, Vec<f64>>,
     /// Which scorer decided the latest embedded round.
     last: Option<RoundScorer>,
+    /// The folder the host's model was loaded from, once it said.
+    folder: Option<pcd_ui_text::ModelFolder>,
 }
 
 impl Session {
@@ -96,6 +98,9 @@ impl Session {
     /// loading) or why not (`Err`, shown by `/decisions` after a lexical round). Off by default:
     /// the embedded scorer then scores every round lexically, inline.
     pub fn set_semantic(&mut self, can: Result<(), String>) {
+        if can.is_err() {
+            self.embedding.folder = None;
+        }
         self.embedding.on = can.is_ok();
         self.embedding.off_reason = can.err().unwrap_or_default();
     }
@@ -114,6 +119,26 @@ impl Session {
     /// Which scorer decided the latest round the embedded scorer scored, if any.
     pub fn last_scorer(&self) -> Option<&RoundScorer> {
         self.embedding.last.as_ref()
+    }
+
+    /// The host's model was loaded from `folder` (what `/decisions` names beside a fused round).
+    pub fn set_model_folder(&mut self, folder: pcd_ui_text::ModelFolder) {
+        self.embedding.folder = Some(folder);
+    }
+
+    /// [`Session::last_scorer`] as `/decisions` shows it, `(fused, detail)`: with the semantic
+    /// signal, the folder its model came from (when the host said); lexical, why.
+    pub fn last_scorer_shown(&self) -> Option<(bool, String)> {
+        Some(match self.embedding.last.as_ref()? {
+            RoundScorer::Fused => (
+                true,
+                self.embedding
+                    .folder
+                    .map(|f| f.describe().to_owned())
+                    .unwrap_or_default(),
+            ),
+            RoundScorer::Lexical(why) => (false, why.clone()),
+        })
     }
 
     /// The texts the semantic signal would embed for the current inventory's candidates (only
