@@ -582,10 +582,58 @@ fn minimum_candidates_leaves_a_small_inventory_unscored() {
     }
 }
 
+/// Issue 34, item 6: `decision.minimumCandidates` not set means 10 tools in tools mode but 2
+/// groups in group mode, so the same small setup (fewer than 10 tools, a handful of groups) is
+/// left unscored in tools mode and decided in group mode; a file that names 10 still means 10
+/// in group mode too.
+#[test]
+fn group_mode_decides_a_handful_of_groups_by_default() {
+    let tools: Vec<ToolInfo> = example()
+        .into_iter()
+        .filter(|t| {
+            !t.name.starts_with("mcp__")
+                && !t.name.starts_with("db_")
+                && !t.name.starts_with("jira")
+                && !t.name.starts_with("deploy")
+                && !t.name.starts_with("web")
+        })
+        .collect();
+    assert!(external(&tools).len() < 10);
+    let run = |minimum: Option<u32>| {
+        let mut s = settings(true, DecisionProvider::Embedded, Mode::Mcp, Cadence::Prompt);
+        s.decision.minimum_candidates = minimum;
+        let mut pi = Pi::start_with(
+            s,
+            ScopedAllowlist::default(),
+            Branch::default(),
+            tools.clone(),
+        );
+        pi.prompt("Render a bar chart of this CSV");
+        external(&pi.tools)
+            .into_iter()
+            .filter(|t| pi.call(t).is_some())
+            .count()
+    };
+    let groups = {
+        let classifier = pcd_model::Classifier::default();
+        let keys: std::collections::BTreeSet<_> = tools
+            .iter()
+            .filter_map(|t| classifier.classify(t).group.map(|g| g.key))
+            .collect();
+        keys.len()
+    };
+    assert!((2..10).contains(&groups), "{groups}");
+    assert!(
+        run(None) > 0,
+        "decided: the groups the prompt does not need are withheld"
+    );
+    assert_eq!(run(Some(10)), 0, "the old value as set: nothing scored");
+}
+
 #[test]
 fn group_mode_switches_servers_and_extensions_as_a_whole() {
     let mut s = settings(true, DecisionProvider::Embedded, Mode::Mcp, Cadence::Prompt);
-    s.decision.minimum_candidates = 1;
+    s.decision.minimum_candidates = Some(1);
     s.tools.always_allowed_tools = vec![parse_tool_entry("web_fetch").unwrap()];
     let mut pi = Pi::start(s, ScopedAllowlist::default());
     pi.prompt("Search the incidents of the checkout service");
@@ -859,7 +907,7 @@ fn mixed_scope_groups_are_never_promoted_as_a_whole() {
     .unwrap();
     tools.extend(pcd_model::parse_inventory(&raw).unwrap().tools);
     let mut s = settings(true, DecisionProvider::Embedded, Mode::Mcp, Cadence::Prompt);
-    s.decision.minimum_candidates = 1;
+    s.decision.minimum_candidates = Some(1);
     s.tools.always_allowed_tools = vec![parse_tool_entry("notes_add").unwrap()];
     let mut pi = Pi::start_with(s, ScopedAllowlist::default(), Branch::default(), tools);
     pi.prompt("Render a bar chart of this CSV");
@@ -1785,7 +1833,7 @@ fn recorded(effects: &[Effect]) -> Vec<Value> {
 
 fn mcp_pinned(tool: Option<&str>, group: Option<&str>) -> Settings {
     let mut s = settings(true, DecisionProvider::Embedded, Mode::Mcp, Cadence::Prompt);
-    s.decision.minimum_candidates = 1;
+    s.decision.minimum_candidates = Some(1);
     s.tools.always_allowed_tools = tool
         .map(|t| parse_tool_entry(t).unwrap())
         .into_iter()

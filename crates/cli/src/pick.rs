@@ -297,7 +297,7 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         settings_files = files.len(),
         "pick: candidates formed"
     );
-    let too_few = set.candidates.len() < decision.minimum_candidates as usize;
+    let too_few = set.candidates.len() < decision.minimum_candidates_for(mode) as usize;
     let mut evidence = Vec::new();
     let mut signal = None;
     let outcomes = if too_few {
@@ -439,7 +439,7 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         },
         "threshold": decision.threshold,
         "cap": cap,
-        "minimum_candidates": decision.minimum_candidates,
+        "minimum_candidates": decision.minimum_candidates_for(mode),
         "settings_files": files
             .iter()
             .map(|(scope, path)| json!({ "scope": scope, "path": path.display().to_string() }))

@@ -520,7 +520,9 @@ impl Session {
         cadence::may_score(
             self.settings.decision.has_model(),
             self.total_candidates,
-            self.settings.decision.minimum_candidates as usize,
+            self.settings
+                .decision
+                .minimum_candidates_for(self.settings.tools.mode) as usize,
         )
     }
 

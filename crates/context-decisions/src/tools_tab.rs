@@ -728,7 +728,7 @@ mod tests {
                     d.max_new_groups,
                     d.minimum_candidates
                 ),
-                (0.65, 7, 1, 9)
+                (0.65, 7, 1, Some(9))
             );
             assert_eq!((d.batch_size, d.concurrency, d.timeout_ms), (60, 7, 29_000));
             assert_eq!(d.fail_mode, pcd_model::FailMode::Open);

@@ -93,7 +93,7 @@ fn not_scored(session: &Session, mode: Mode) -> Availability {
     Availability::NotScored(if decision.has_model() {
         NotScored::FewCandidates {
             candidates: u32::try_from(session.candidate_count()).unwrap_or(u32::MAX),
-            minimum: decision.minimum_candidates,
+            minimum: decision.minimum_candidates_for(mode),
             mode,
         }
     } else {

@@ -98,6 +98,32 @@ fn main() {
             let lexical = index.scores(&q.prompt);
             let ev = index.candidate_evidence(&q.prompt);
             let cos: Vec<f64> = vectors.iter().map(|v| semantic::cosine(&p, v)).collect();
+            // Every candidate's fused evidence as the policy reads it (a group's cosine mixing
+            // its whole text's with its best member name's), for its mean and spread over the
+            // whole inventory: how far a candidate stands out from the rest.
+            let all_fused: Vec<f64> = (0..ev.len())
+                .map(|i| {
+                    let best_member = member_vectors[i]
+                        .iter()
+                        .map(|v| semantic::cosine(&p, v))
+                        .fold(f64::NEG_INFINITY, f64::max);
+                    let mixed = if best_member.is_finite() {
+                        (1.0 - semantic::MEMBER_SHARE) * cos[i]
+                            + semantic::MEMBER_SHARE * best_member
+                    } else {
+                        cos[i]
+                    };
+                    0.35 * lexical[i] + 0.65 * mixed
+                })
+                .collect();
+            let count = all_fused.len().max(1) as f64;
+            let fused_mean = all_fused.iter().sum::<f64>() / count;
+            let fused_std = (all_fused
+                .iter()
+                .map(|f| (f - fused_mean).powi(2))
+                .sum::<f64>()
+                / count)
+                .sqrt();
             let mut order: Vec<usize> = (0..ev.len()).collect();
             order.sort_by(|&a, &b| {
                 (0.35 * lexical[b] + 0.65 * cos[b]).total_cmp(&(0.35 * lexical[a] + 0.65 * cos[a]))
@@ -124,6 +150,8 @@ fn main() {
                 "id": q.id,
                 "split": split,
                 "candidates_total": ev.len(),
+                "fused_mean": fused_mean,
+                "fused_std": fused_std,
                 "local_file": embedded::names_a_file(&q.prompt),
                 "candidates": cands,
                 // The prompt's own vector, for fitting the need gate (`need_gate.py`).

@@ -248,7 +248,7 @@ pub fn run_sessions(
             );
             let added: Vec<usize> = if cands.is_empty() {
                 Vec::new()
-            } else if cands.len() < inputs.decision.minimum_candidates as usize {
+            } else if cands.len() < inputs.decision.minimum_candidates_for(inputs.mode) as usize {
                 round.basis = Basis::Unscored;
                 (0..cands.len()).collect()
             } else {

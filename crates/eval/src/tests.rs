@@ -877,7 +877,7 @@ fn sessions_are_drawn_the_same_way_and_availability_adds_up() {
         let decision = DecisionSettings {
             threshold,
             max_new_tools: cap,
-            minimum_candidates: minimum,
+            minimum_candidates: Some(minimum),
             ..DecisionSettings::default()
         };
         let vectors = HashMap::new();

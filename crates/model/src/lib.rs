@@ -61,7 +61,7 @@ pub use settings::{
     Bounds, Cadence, DecisionProvider, DecisionSettings, FailMode, Mode, ProjectAllowlistFile,
     Settings, SettingsWarning, SettingsWarningCode, ToolsSettings, BATCH_SIZE_BOUNDS,
     CONCURRENCY_BOUNDS, MAX_NEW_GROUPS_BOUNDS, MAX_NEW_TOOLS_BOUNDS, MINIMUM_CANDIDATES_BOUNDS,
-    TIMEOUT_MS_BOUNDS,
+    MINIMUM_GROUPS_DEFAULT, MINIMUM_TOOLS_DEFAULT, TIMEOUT_MS_BOUNDS,
 };
 pub use tool::{
     inventory_from_value, parse_inventory, Inventory, InventoryError, RejectedTool, SourceInfo,

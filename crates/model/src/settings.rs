@@ -173,6 +173,14 @@ pub const MINIMUM_CANDIDATES_BOUNDS: Bounds = Bounds {
     min: 0,
     max: 100_000,
 };
+/// `decision.minimumCandidates` when the file does not set it, in `tools` mode: with fewer than
+/// 10 undecided tools nothing is scored.
+pub const MINIMUM_TOOLS_DEFAULT: u32 = 10;
+/// `decision.minimumCandidates` when the file does not set it, in `mcp` (group) mode: a typical
+/// setup has 3 to 8 MCP servers and extensions, each with many tools, so group mode decides from
+/// 2 groups on (chosen on the everyday set's small inventories: `BENCHMARKS.md`, "Issue 31:
+/// small inventories").
+pub const MINIMUM_GROUPS_DEFAULT: u32 = 2;
 /// `decision.batchSize`: 1-1000.
 pub const BATCH_SIZE_BOUNDS: Bounds = Bounds { min: 1, max: 1000 };
 /// `decision.concurrency`: 1-64.
@@ -200,8 +208,11 @@ pub struct DecisionSettings {
     pub max_new_tools: u32,
     /// `decision.maxNewGroups`: how many groups one round adds at most.
     pub max_new_groups: u32,
-    /// `decision.minimumCandidates`: with fewer candidates nothing is scored.
-    pub minimum_candidates: u32,
+    /// `decision.minimumCandidates`: with fewer candidates nothing is scored. `None`: not set,
+    /// [`MINIMUM_TOOLS_DEFAULT`] tools or [`MINIMUM_GROUPS_DEFAULT`] groups
+    /// ([`DecisionSettings::minimum_candidates_for`]); a file that names a number means it in
+    /// both modes.
+    pub minimum_candidates: Option<u32>,
     /// `decision.batchSize`: candidates per request.
     pub batch_size: u32,
     /// `decision.concurrency`: requests in flight at once.
@@ -222,12 +233,23 @@ impl Default for DecisionSettings {
             threshold: 0.625,
             max_new_tools: 6,
             max_new_groups: 2,
-            minimum_candidates: 10,
+            minimum_candidates: None,
             batch_size: 50,
             concurrency: 6,
             timeout_ms: 30_000,
             fail_mode: FailMode::Closed,
         }
+    }
+}
+
+impl DecisionSettings {
+    /// The minimum number of candidates a round scores in `mode`: `decision.minimumCandidates`
+    /// as set, else [`MINIMUM_TOOLS_DEFAULT`] tools or [`MINIMUM_GROUPS_DEFAULT`] groups.
+    pub fn minimum_candidates_for(&self, mode: Mode) -> u32 {
+        self.minimum_candidates.unwrap_or(match mode {
+            Mode::Tools => MINIMUM_TOOLS_DEFAULT,
+            Mode::Mcp => MINIMUM_GROUPS_DEFAULT,
+        })
     }
 }
 
@@ -621,13 +643,15 @@ impl Settings {
                 MAX_NEW_GROUPS_BOUNDS.max,
                 d.max_new_groups.into(),
             ) as u32,
-            minimum_candidates: r.int(
+            // Not set, or not usable (warned): the mode's default.
+            minimum_candidates: u32::try_from(r.int(
                 "minimumCandidates",
                 "decision.minimumCandidates",
                 MINIMUM_CANDIDATES_BOUNDS.min,
                 MINIMUM_CANDIDATES_BOUNDS.max,
-                d.minimum_candidates.into(),
-            ) as u32,
+                u64::MAX,
+            ))
+            .ok(),
             batch_size: r.int(
                 "batchSize",
                 "decision.batchSize",
@@ -665,11 +689,12 @@ impl Settings {
     }
 
     /// The settings as the nested JSON object the global file holds (every key, canonical
-    /// spellings; group entries as canonical keys).
+    /// spellings; group entries as canonical keys; `minimumCandidates` only when it is set, so
+    /// the mode's default stays a default).
     pub fn to_json(&self) -> Value {
         let t = &self.tools;
         let d = &self.decision;
-        json!({
+        let mut value = json!({
             "tools": {
                 "enabled": t.enabled,
                 "mode": t.mode.as_str(),
@@ -692,7 +717,13 @@ impl Settings {
                 "timeoutMs": d.timeout_ms,
                 "failMode": d.fail_mode.as_str(),
             }
-        })
+        });
+        if d.minimum_candidates.is_none() {
+            if let Some(decision) = value["decision"].as_object_mut() {
+                decision.remove("minimumCandidates");
+            }
+        }
+        value
     }
 
     /// The global allowlists.
@@ -761,7 +792,9 @@ mod tests {
             (s.decision.max_new_tools, s.decision.max_new_groups),
             (6, 2)
         );
-        assert_eq!(s.decision.minimum_candidates, 10);
+        assert_eq!(s.decision.minimum_candidates, None);
+        assert_eq!(s.decision.minimum_candidates_for(Mode::Tools), 10);
+        assert_eq!(s.decision.minimum_candidates_for(Mode::Mcp), 2);
         assert_eq!(
             (
                 s.decision.batch_size,
@@ -825,6 +858,30 @@ mod tests {
         assert_eq!(w.len(), 2);
         let (_, w) = Settings::from_json(&json!(7));
         assert_eq!(w[0].code, SettingsWarningCode::NotAnObject);
+    }
+
+    /// Issue 34, item 6: unset, the minimum is the mode's default (10 tools, 2 groups), and it
+    /// stays unset through the file's JSON; a file that names a number (the old default 10
+    /// included) means it in both modes; a value out of range warns and falls back to the
+    /// mode's default.
+    #[test]
+    fn the_minimum_candidates_default_depends_on_the_mode_until_set() {
+        let (unset, w) = Settings::from_json(&json!({"tools": {"mode": "mcp"}}));
+        assert!(w.is_empty());
+        assert_eq!(unset.decision.minimum_candidates, None);
+        assert_eq!(unset.decision.minimum_candidates_for(Mode::Mcp), 2);
+        assert_eq!(unset.decision.minimum_candidates_for(Mode::Tools), 10);
+        assert!(unset.to_json()["decision"]
+            .get("minimumCandidates")
+            .is_none());
+        let (ten, _) = Settings::from_json(&json!({"decision": {"minimumCandidates": 10}}));
+        assert_eq!(ten.decision.minimum_candidates_for(Mode::Mcp), 10);
+        assert_eq!(ten.to_json()["decision"]["minimumCandidates"], 10);
+        let (again, _) = Settings::from_json(&ten.to_json());
+        assert_eq!(again.decision.minimum_candidates, Some(10));
+        let (bad, w) = Settings::from_json(&json!({"decision": {"minimumCandidates": -1}}));
+        assert_eq!(w.len(), 1);
+        assert_eq!(bad.decision.minimum_candidates, None);
     }
 
     #[test]

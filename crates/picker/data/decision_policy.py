@@ -32,9 +32,17 @@ third tune prompt), and `-- crates/picker/data/need-prompts.jsonl MODEL_DIR > DU
 The test halves are read only with TEST=1, to print them after the fit.
 
 Usage: MODES=tools|mcp python3 decision_policy.py DUMP_DIR [--write]
-The shipped weights: `START=4.708,0.792,15.459,-1.348,-8.546,-1.480,-1.333,0.522` (the first
-pass's weights, shared by both modes) with `MODES=tools ITER=900 TEST=1` and with
-`MODES=mcp SKIP=metatool ITER=900 TEST=1`; the weights it prints go into `src/semantic.rs`.
+With `SMALL=DIR` the small inventories of `small_inventories.py DIR` (dumped like the rest, as
+`DUMP_DIR/small-K-SEED-MODE.jsonl`) are fitted too, with their own budgets (`SMALL_*`). The need
+gate's logit is a term of the candidate's logit; with `PRODUCT=1` it is instead a factor of its
+own, `sigmoid(scale x logit + bias)`, that multiplies the candidate's score; with `HYBRID=1` both.
+The shipped weights (`src/semantic.rs`), from the second pass's (`START=` the weights below as
+they were before, `ITER=600 TEST=1`):
+- tools: `MODES=tools HYBRID=1 SMALL=DIR SMALL_WEIGHT=3 SMALL_EXP_TOOLS=6 SMALL_IRR_TOOLS=6
+  SMALL_CODING_TOOLS=0.8`, from `START=4.431,0.317,15.351,0.170,-7.780,-0.591,-1.139,0.398`;
+- groups: `MODES=mcp SKIP=metatool PRODUCT=1 SMALL=DIR SMALL_EXP_MCP=2 SMALL_IRR_MCP=2`, from
+  `START=4.909,0.833,15.525,-1.085,-8.075,-0.935,-1.539,1.296` (with `ITER=600` it prints the
+  shipped weights to within 0.07; the small inventories' budget that binds is coding-only).
 Needs numpy (development only).
 """
 import json, math, sys, os
@@ -52,6 +60,14 @@ SKIP = os.environ.get('SKIP', '').split(',')
 PAIRS = [pk for pk in [('everyday', 'tools'), ('everyday', 'mcp'), ('bfcl', 'tools'),
                        ('bfcl', 'mcp'), ('metatool', 'tools')]
          if pk[0] not in SKIP and pk[1] in os.environ.get('MODES', 'tools').split(',')]
+# Small inventories (`small_inventories.py SMALL`): a few whole groups of `eval/everyday` each,
+# the way most users' setups are; without them the log of the number of candidates is only ever
+# seen at 150 to 1,400 tools and 30 to 250 groups, and is extrapolated to a setup of 20 tools or
+# 4 groups, where it made nearly every candidate available.
+SMALL = os.environ.get('SMALL')
+SMALL_SETS = sorted(os.listdir(SMALL)) if SMALL else []
+SETS.update({n: os.path.join(SMALL, n) for n in SMALL_SETS})
+PAIRS += [(n, m) for n in SMALL_SETS for m in os.environ.get('MODES', 'tools').split(',')]
 # A group's cosine: this share from its best member name's, the rest from its whole text's
 # (`MEMBER_SHARE` in `src/semantic.rs`).
 MEMBER_SHARE = 0.5
@@ -61,6 +77,12 @@ TIE_MIN = float(os.environ.get('TIE_MIN', '0.25'))
 THRESHOLD = float(os.environ.get('THRESHOLD', '0.625'))
 CAPS = {'tools': int(os.environ.get('CAP_TOOLS', '6')), 'mcp': int(os.environ.get('CAP_GROUPS', '2'))}
 NAMES = ['need_logit', 'fused', 'best_cosine', 'best_fused', 'local_file', 'log_candidates']
+# How far the candidate's fused evidence stands out from the whole inventory's (its distance from
+# the mean over every candidate, in standard deviations): it means the same with 20 tools as with
+# 1,400, where the log of the number of candidates is only ever seen at one end.
+STANDOUT = os.environ.get('STANDOUT') == '1'
+if STANDOUT:
+    NAMES.append('standout')
 
 
 def cosine_of(c):
@@ -134,7 +156,7 @@ def gate_data(split):
     """(ids, X, y) of the gate's examples from the evaluation sets' `split` halves."""
     ids, X, y = [], [], []
     seen = set()
-    for name, mode in [(n, 'tools') for n in SETS if n not in SKIP]:
+    for name, mode in [(n, 'tools') for n in ('everyday', 'bfcl', 'metatool') if n not in SKIP]:
         if not os.path.exists(os.path.join(DUMPS, f'{name}-{mode}.jsonl')):
             continue
         rows = load(name, mode, split)
@@ -203,8 +225,11 @@ def prep(name, mode, split, gate):
             fused = [LEX * c['lexical'] + COS * cosine_of(c) for c in cs]
             bf, bc = max(fused), max(cosine_of(c) for c in cs)
             for i, c in enumerate(cs):
-                X[j, i] = [G, fused[i], bc, bf, 1.0 if p['local_file'] else 0.0,
-                           math.log(p['candidates_total'])]
+                row = [G, fused[i], bc, bf, 1.0 if p['local_file'] else 0.0,
+                       math.log(p['candidates_total'])]
+                if STANDOUT:
+                    row.append((fused[i] - p['fused_mean']) / max(p['fused_std'], 1e-3))
+                X[j, i] = row
                 valid[j, i] = True
         needs.append([[i for i, c in enumerate(cs) if set(c['members']) & set(n)]
                       for n in p['needs']])
@@ -213,7 +238,41 @@ def prep(name, mode, split, gate):
                 name=name)
 
 
+# The two questions as two factors: the probability that the prompt needs something outside the
+# code (the gate's logit, scaled and shifted) times the probability that it is this candidate,
+# given that it needs something (the rest of the evidence); the tie applies to the second.
+PRODUCT = os.environ.get('PRODUCT') == '1'
+# The same two factors, the gate's logit also a term of the candidate's logit (`HYBRID=1`).
+HYBRID = os.environ.get('HYBRID') == '1'
+
+
 def scores(d, w):
+    if HYBRID:
+        # The candidate's logit as without a factor (the gate's logit one of its terms), times
+        # the need factor: `sigmoid(scale x the gate's logit + bias)`.
+        F = len(NAMES)
+        tie, need_scale, need_bias = w[F + 1], w[F + 2], w[F + 3]
+        zn = need_scale * d['X'][:, :, 0] + need_bias
+        z = d['X'] @ w[1:F + 1] + w[0]
+        z = np.where(d['valid'], z, -np.inf)
+        top = z.max(axis=1, keepdims=True)
+        tied = d['valid'] & (top - z <= max(tie, 0))
+        s = np.where(d['valid'], 1 / (1 + np.exp(-z)), 0.0)
+        below_best = 1 / (1 + np.exp(-top)) - 1e-6 * (top - z)
+        c = np.where(tied, below_best, np.minimum(s, below_best))
+        return np.where(d['valid'], c / (1 + np.exp(-zn)), 0.0)
+    if PRODUCT:
+        F = len(NAMES)
+        tie, need_bias = w[F + 1], w[F + 2]
+        zn = w[1] * d['X'][:, :, 0] + need_bias
+        z = d['X'][:, :, 1:] @ w[2:F + 1] + w[0]
+        z = np.where(d['valid'], z, -np.inf)
+        top = z.max(axis=1, keepdims=True)
+        tied = d['valid'] & (top - z <= max(tie, 0))
+        s = np.where(d['valid'], 1 / (1 + np.exp(-z)), 0.0)
+        below_best = 1 / (1 + np.exp(-top)) - 1e-6 * (top - z)
+        c = np.where(tied, below_best, np.minimum(s, below_best))
+        return np.where(d['valid'], c / (1 + np.exp(-zn)), 0.0)
     z = d['X'] @ w[1:len(NAMES) + 1] + w[0]
     z = np.where(d['valid'], z, -np.inf)
     top = z.max(axis=1, keepdims=True)
@@ -255,14 +314,30 @@ WEIGHT = {('everyday', 'tools'): 5, ('everyday', 'mcp'): 3, ('bfcl', 'tools'): 1
           ('bfcl', 'mcp'): 0.5, ('metatool', 'tools'): 1}
 
 
+# A small inventory's budgets: the everyday set's, and a prompt that asks for something none of
+# its tools does (its needs are outside the draw) exposes at most this much. All the small
+# inventories of a mode weigh together what `SMALL_WEIGHT` says.
+SMALL_BUDGET = {'tools': {'exp': float(os.environ.get('SMALL_EXP_TOOLS', '3')),
+                          'coding': float(os.environ.get('SMALL_CODING_TOOLS', '0.45')),
+                          'irrelevance': float(os.environ.get('SMALL_IRR_TOOLS', '1.5'))},
+                'mcp': {'exp': float(os.environ.get('SMALL_EXP_MCP', '2')),
+                        'coding': float(os.environ.get('SMALL_CODING_MCP', '0.3')),
+                        'irrelevance': float(os.environ.get('SMALL_IRR_MCP', '1.0'))}}
+SMALL_WEIGHT = float(os.environ.get('SMALL_WEIGHT', '3'))
+
+
 def objective(D, w, verbose=False):
     J = 0
+    smalls = sum(1 for key in D if key[0] in SMALL_SETS)
     for key, d in D.items():
         m = metrics(d, w)
-        J += WEIGHT[key] * m['met'] - 0.01 * m['exp']
-        for k, b in BUDGET[key].items():
+        small = key[0] in SMALL_SETS
+        weight = SMALL_WEIGHT / smalls if small else WEIGHT[key]
+        budget = SMALL_BUDGET[key[1]] if small else BUDGET[key]
+        J += weight * m['met'] - 0.01 * m['exp']
+        for k, b in budget.items():
             if k in m:
-                J -= 3 * max(0, m[k] - b)
+                J -= (3 * weight if small else 3) * max(0, m[k] - b)
         if verbose:
             print(' ', key, {a: round(float(b), 3) for a, b in m.items()})
     return J
@@ -274,7 +349,10 @@ def search(D, best, iterations, seed):
     for it in range(iterations):
         cand = best + rng.normal(0, step, len(best)) * (rng.random(len(best)) < 0.35)
         cand[2] = max(cand[2], 0)  # evidence adds, never subtracts
-        cand[7] = max(cand[7], TIE_MIN)  # near-tied siblings share the choice
+        if STANDOUT:
+            cand[len(NAMES)] = max(cand[len(NAMES)], 0)
+        tie_at = len(NAMES) + 1
+        cand[tie_at] = max(cand[tie_at], TIE_MIN)  # near-tied siblings share the choice
         j = objective(D, cand)
         if j > bj:
             best, bj = cand, j
@@ -301,6 +379,15 @@ def main():
     start = np.array([4.5, 0.75, 15.0, 0.0, -10.0, -1.1, -1.5, 0.4])
     if os.environ.get('START'):
         start = np.array([float(x) for x in os.environ['START'].split(',')])
+    if STANDOUT and len(start) == len(NAMES) + 1:
+        start = np.concatenate([start[:-1], [0.0], start[-1:]])
+    if HYBRID and len(start) == len(NAMES) + 2:
+        start = np.concatenate([start, [1.0, 3.0]])
+    if PRODUCT and len(start) == len(NAMES) + 2:
+        # The need factor starts at the gate's own logit, plus a margin (the candidate factor
+        # keeps the rest).
+        start = np.concatenate([start, [2.0]])
+        start[1] = 1.0
     print('start:', round(objective(D, start, True), 4))
     runs = [search(D, start, int(os.environ.get('ITER', '900')), seed) for seed in (1, 2, 3)]
     w = max(runs, key=lambda r: objective(D, r))

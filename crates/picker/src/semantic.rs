@@ -249,9 +249,13 @@ pub fn need_probability(prompt: &[f32]) -> Option<f64> {
 /// [0, 1]: the recall-first decision policy. Two questions, each answered by the evidence that
 /// answers it:
 ///
-/// - *Does the prompt need anything outside the code?* The need gate ([`need_logit`]), weighted
-///   by [`FusedCalibration::need`]; every candidate of the prompt shares it, so a prompt about
-///   the code exposes nothing however well some description matches its words.
+/// - *Does the prompt need anything outside the code?* The need gate ([`need_logit`]), as a
+///   factor of its own that multiplies the candidate's score ([`FusedCalibration::need_factor`])
+///   and, in `tools` mode, also weighted by [`FusedCalibration::need`] as one more term of the
+///   candidate's logit. Every candidate of the prompt shares it, so a prompt about the code
+///   exposes nothing however well some description matches its words, in an inventory of 20
+///   tools as in one of 1,000: as a term only, it was outweighed where few candidates make each
+///   one's evidence stand high.
 /// - *Which candidates?* The candidate's fused evidence ([`LEXICAL_SHARE`] of its lexical score
 ///   plus the rest of its cosine): its cosine stands on its own (a paraphrase sharing no word
 ///   with the prompt can cross the threshold) and its lexical score adds (a lexical zero adds
@@ -265,8 +269,9 @@ pub fn need_probability(prompt: &[f32]) -> Option<f64> {
 /// fused ranking, and the policy decides only how far down it the threshold reaches.
 /// Fitted by `crates/picker/data/decision_policy.py` on the tune halves for the selection at the
 /// defaults (needs met under exposure budgets per prompt kind), one set of weights per mode
-/// ([`FusedCalibration::shipped`]); `BENCHMARKS.md`, "A recall-first decision policy", has the
-/// sweep and the figures.
+/// ([`FusedCalibration::shipped`]), with small inventories too (`data/small_inventories.py`);
+/// `BENCHMARKS.md`, "A recall-first decision policy" and "Issue 31: small inventories", has the
+/// sweeps and the figures.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FusedCalibration {
     /// Added to the weighted evidence.
@@ -285,13 +290,29 @@ pub struct FusedCalibration {
     pub log_candidates: f64,
     /// How far below the best logit a candidate still shares the best's score.
     pub tie: f64,
+    /// The two questions as two factors, when set: the score is the probability that the prompt
+    /// needs anything outside the code, `sigmoid(scale × the gate's logit + bias)`, times the
+    /// candidate's score from its logit (the tie applies to that one; [`FusedCalibration::need`]
+    /// is still one of its terms, 0 for none). `None`: the gate's logit is only that term.
+    pub need_factor: Option<NeedFactor>,
+}
+
+/// The factor "does this prompt need anything outside the code?" of a two-factor calibration
+/// ([`FusedCalibration::need_factor`]): `sigmoid(scale × the gate's logit + bias)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NeedFactor {
+    /// Weight of the need gate's logit.
+    pub scale: f64,
+    /// Added to it.
+    pub bias: f64,
 }
 
 impl FusedCalibration {
     /// The number of weights [`FusedCalibration::from_weights`] takes.
     pub const WEIGHTS: usize = 8;
 
-    /// A calibration from its weights in field order (bias first).
+    /// A calibration from its weights in field order (bias first), the gate's logit a term of
+    /// the candidate's logit.
     pub fn from_weights(w: [f64; Self::WEIGHTS]) -> FusedCalibration {
         FusedCalibration {
             bias: w[0],
@@ -302,6 +323,43 @@ impl FusedCalibration {
             local_file: w[5],
             log_candidates: w[6],
             tie: w[7],
+            need_factor: None,
+        }
+    }
+
+    /// A two-factor calibration ([`FusedCalibration::need_factor`]) from the weights
+    /// `decision_policy.py` prints with `PRODUCT=1`: the candidate factor's bias, the need
+    /// factor's scale, the candidate factor's weights in field order, the tie, and last the need
+    /// factor's bias. The gate's logit is not a term of the candidate's logit.
+    pub fn two_factor(w: [f64; Self::WEIGHTS + 1]) -> FusedCalibration {
+        FusedCalibration {
+            bias: w[0],
+            need: 0.0,
+            fused: w[2],
+            best_cosine: w[3],
+            best_fused: w[4],
+            local_file: w[5],
+            log_candidates: w[6],
+            tie: w[7],
+            need_factor: Some(NeedFactor {
+                scale: w[1],
+                bias: w[8],
+            }),
+        }
+    }
+
+    /// A calibration whose gate's logit is both a term of the candidate's logit and a factor of
+    /// its own, from the weights `decision_policy.py` prints with `HYBRID=1`: the
+    /// [`FusedCalibration::from_weights`] order, then the need factor's scale and bias.
+    pub fn with_need_factor(w: [f64; Self::WEIGHTS + 2]) -> FusedCalibration {
+        let mut first = [0.0; Self::WEIGHTS];
+        first.copy_from_slice(&w[..Self::WEIGHTS]);
+        FusedCalibration {
+            need_factor: Some(NeedFactor {
+                scale: w[Self::WEIGHTS],
+                bias: w[Self::WEIGHTS + 1],
+            }),
+            ..FusedCalibration::from_weights(first)
         }
     }
 }
@@ -311,10 +369,10 @@ impl FusedCalibration {
     /// questions (one tool among hundreds, one group among a handful, scored partly by its best
     /// member), so each has its own weights, fitted on that mode's selection.
     pub fn shipped(mode: Mode) -> FusedCalibration {
-        FusedCalibration::from_weights(match mode {
-            Mode::Tools => SHIPPED_TOOLS_CALIBRATION,
-            Mode::Mcp => SHIPPED_GROUPS_CALIBRATION,
-        })
+        match mode {
+            Mode::Tools => FusedCalibration::with_need_factor(SHIPPED_TOOLS_CALIBRATION),
+            Mode::Mcp => FusedCalibration::two_factor(SHIPPED_GROUPS_CALIBRATION),
+        }
     }
 }
 
@@ -325,14 +383,22 @@ impl Default for FusedCalibration {
     }
 }
 
-/// The shipped calibration of tool candidates, in [`FusedCalibration::from_weights`] order.
-const SHIPPED_TOOLS_CALIBRATION: [f64; FusedCalibration::WEIGHTS] =
-    [4.431, 0.317, 15.351, 0.170, -7.780, -0.591, -1.139, 0.398];
+/// The shipped calibration of tool candidates, in [`FusedCalibration::with_need_factor`]
+/// order. Fitted with the small inventories (`data/small_inventories.py`): with 23 to 59 tools
+/// the gate's logit as a term only let a prompt about the code make 1.06 to 2.61 tools
+/// available; with the need factor 0.23 to 0.71, for 1 to 2 points of needs met.
+const SHIPPED_TOOLS_CALIBRATION: [f64; FusedCalibration::WEIGHTS + 2] = [
+    4.436, 0.317, 15.351, 0.170, -7.603, -2.321, -1.139, 0.250, 1.536, 2.696,
+];
 
-/// The shipped calibration of group candidates (`mcp` mode), in
-/// [`FusedCalibration::from_weights`] order.
-const SHIPPED_GROUPS_CALIBRATION: [f64; FusedCalibration::WEIGHTS] =
-    [4.909, 0.833, 15.525, -1.085, -8.075, -0.935, -1.539, 1.296];
+/// The shipped calibration of group candidates (`mcp` mode), two factors, in
+/// [`FusedCalibration::two_factor`] order. Fitted with the small inventories
+/// (`data/small_inventories.py`): with 3 to 8 groups the gate's logit as one more term let a
+/// prompt about the code make a group available 0.45 to 1.13 times; as a factor of its own 0.16
+/// to 0.26 times, for under a point of everyday needs met (`bfcl`'s rose).
+const SHIPPED_GROUPS_CALIBRATION: [f64; FusedCalibration::WEIGHTS + 1] = [
+    5.303, 0.983, 16.624, -0.258, -8.100, -1.958, -1.119, 0.873, 1.472,
+];
 
 /// How much lower than the best a tied candidate scores per unit of logit it is below the best:
 /// far less than anything shown or recorded (three decimals), enough to keep the order.
@@ -369,9 +435,15 @@ pub fn fused_scores(
         .map(|&c| finite(c).clamp(-1.0, 1.0))
         .fold(f64::NEG_INFINITY, f64::max);
     let c = calibration;
+    let gate = finite(need.unwrap_or(0.0));
+    let sigmoid = |z: f64| 1.0 / (1.0 + (-z).exp());
+    let additive_need = c.need * gate;
+    let factor = c
+        .need_factor
+        .map_or(1.0, |f| sigmoid(finite(f.scale * gate + f.bias)));
     let prompt_part = finite(
         c.bias
-            + c.need * finite(need.unwrap_or(0.0))
+            + additive_need
             + c.best_cosine * best_cosine
             + c.best_fused * best_fused
             + c.local_file * f64::from(u8::from(local_file))
@@ -382,7 +454,6 @@ pub fn fused_scores(
         .map(|f| finite(prompt_part + c.fused * f))
         .collect();
     let top = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let sigmoid = |z: f64| 1.0 / (1.0 + (-z).exp());
     let tie = finite(c.tie).max(0.0);
     z.iter()
         .map(|&zi| {
@@ -394,7 +465,7 @@ pub fn fused_scores(
             } else {
                 sigmoid(zi).min(below_best)
             };
-            s.clamp(0.0, 1.0)
+            (factor * s).clamp(0.0, 1.0)
         })
         .collect()
 }
@@ -517,6 +588,28 @@ mod tests {
             Mode::Tools,
         );
         assert!(scores[0] >= THRESHOLD, "{scores:?}");
+    }
+
+    /// Groups: the need gate is a factor of its own, so with a handful of groups (where the
+    /// candidate's evidence stands high) a prompt the gate reads as about the code makes no
+    /// group available, however well a group matches its words, while a prompt needing something
+    /// outside the code gets the group that fits; the factor scales every group alike.
+    #[test]
+    fn in_group_mode_a_prompt_about_the_code_makes_no_group_available() {
+        let c = FusedCalibration::shipped(Mode::Mcp);
+        assert!(c.need_factor.is_some() && c.need == 0.0);
+        let lexical = [0.6, 0.1, 0.0, 0.0];
+        let cosines = [0.55, 0.2, 0.1, 0.05];
+        let outside = fused_scores(&lexical, &cosines, Some(3.0), false, &c);
+        assert!(outside[0] >= THRESHOLD, "{outside:?}");
+        let code = fused_scores(&lexical, &cosines, Some(-4.0), false, &c);
+        assert!(code.iter().all(|&s| s < THRESHOLD), "{code:?}");
+        for (o, k) in outside.iter().zip(&code) {
+            assert!(k < o, "{code:?} {outside:?}");
+        }
+        // Tools keep the gate as a term of the candidate's logit too.
+        let tools = FusedCalibration::shipped(Mode::Tools);
+        assert!(tools.need_factor.is_some() && tools.need > 0.0);
     }
 
     /// Lexical evidence adds: a lexical zero never vetoes, and more of it never lowers a score.

@@ -7,7 +7,7 @@ use crate::display::display_safe;
 use crate::words::count;
 use pcd_model::{
     bound_label, Cadence, DecisionProvider, DecisionSettings, FailMode, Mode, ScopedAllowlist,
-    ToolsSettings,
+    ToolsSettings, MINIMUM_GROUPS_DEFAULT, MINIMUM_TOOLS_DEFAULT,
 };
 
 /// Which setting a row edits.
@@ -403,10 +403,18 @@ pub fn advanced_tool_limits(decision: &DecisionSettings) -> Vec<SettingRow> {
         SettingRow {
             id: SettingId::MinimumCandidates,
             label: "Minimum candidates",
-            value: decision.minimum_candidates.to_string(),
-            help: "With fewer undecided tools or groups than this, nothing is decided and they \
-                   stay available."
-                .to_owned(),
+            value: match decision.minimum_candidates {
+                Some(n) => n.to_string(),
+                None => format!(
+                    "{MINIMUM_TOOLS_DEFAULT} tools, {MINIMUM_GROUPS_DEFAULT} groups (default)"
+                ),
+            },
+            help: format!(
+                "With fewer undecided tools or groups than this, nothing is decided and they stay \
+                 available. By default {MINIMUM_TOOLS_DEFAULT} tools in tools mode, \
+                 {MINIMUM_GROUPS_DEFAULT} servers & extensions in group mode (a typical setup \
+                 has a handful); a number set here counts in both."
+            ),
         },
     ]
 }

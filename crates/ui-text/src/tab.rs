@@ -459,8 +459,13 @@ impl ToolsTab {
                 whole(d.max_new_groups, 1, MAX_NEW_GROUPS_BOUNDS).map(DecisionChange::MaxNewGroups)
             }
             SettingId::MinimumCandidates => {
-                whole(d.minimum_candidates, 1, MINIMUM_CANDIDATES_BOUNDS)
-                    .map(DecisionChange::MinimumCandidates)
+                // Unset, a step starts from the current mode's default.
+                whole(
+                    d.minimum_candidates_for(self.tools.mode),
+                    1,
+                    MINIMUM_CANDIDATES_BOUNDS,
+                )
+                .map(DecisionChange::MinimumCandidates)
             }
             SettingId::BatchSize => {
                 whole(d.batch_size, 10, BATCH_SIZE_BOUNDS).map(DecisionChange::BatchSize)

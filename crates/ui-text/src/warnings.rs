@@ -267,7 +267,13 @@ fn default_phrase(field: &str) -> String {
         "decision.threshold" => d.decision.threshold.to_string(),
         "decision.maxNewTools" => d.decision.max_new_tools.to_string(),
         "decision.maxNewGroups" => d.decision.max_new_groups.to_string(),
-        "decision.minimumCandidates" => d.decision.minimum_candidates.to_string(),
+        "decision.minimumCandidates" => {
+            return format!(
+                "using the default ({} tools, {} groups)",
+                pcd_model::MINIMUM_TOOLS_DEFAULT,
+                pcd_model::MINIMUM_GROUPS_DEFAULT
+            )
+        }
         "decision.batchSize" => d.decision.batch_size.to_string(),
         "decision.concurrency" => d.decision.concurrency.to_string(),
         "decision.timeoutMs" => d.decision.timeout_ms.to_string(),

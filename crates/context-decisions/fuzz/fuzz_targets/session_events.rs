@@ -207,7 +207,8 @@ fn settings_of(c: &SettingsChoice) -> Settings {
     let cap = [0, 1, 2, 6][c.max_new as usize % 4];
     s.decision.max_new_tools = cap;
     s.decision.max_new_groups = cap;
-    s.decision.minimum_candidates = [0, 1, 3, 10, 100_000][c.minimum as usize % 5];
+    s.decision.minimum_candidates = [None, Some(0), Some(1), Some(3), Some(10), Some(100_000)]
+        [c.minimum as usize % 6];
     s.decision.fail_mode = if c.fail_open {
         FailMode::Open
     } else {
@@ -630,7 +631,8 @@ impl Host {
             .candidates
             .len();
         let scoring =
-            settings.decision.has_model() && total >= settings.decision.minimum_candidates as usize;
+            settings.decision.has_model()
+                && total >= settings.decision.minimum_candidates_for(settings.tools.mode) as usize;
         let pinned_by_name =
             |t: &ToolInfo, c: &pcd_model::Classified| lists.for_scope(c.scope).has_tool(&t.name);
         let justified = |i: usize| -> bool {
