@@ -200,7 +200,8 @@ fn internal_tools_by_provenance_never_by_name() {
         "top-level",
         None,
     ));
-    assert_eq!(sdk.kind, ToolKind::Unfiltered);
+    // ... and a group of its own, so `mcp` mode filters it too (issue 30, item 7).
+    assert_eq!(sdk.kind, ToolKind::Extension);
     let unknown = classify_one(r#"{"name":"read"}"#);
     assert_eq!(unknown.kind, ToolKind::Unfiltered);
     // SDK embedders adding codemode as a plain factory: external.

@@ -69,7 +69,10 @@ fn json_rows_have_exactly_the_documented_fields() {
     assert_eq!(find("translate_text")["group"], "ext__inline_2");
     assert_eq!(find("translate_text")["label"], "inline-2");
     assert_eq!(find("jira_search")["group"], "ext__jira");
-    assert_eq!(find("calculator")["kind"], "unfiltered");
+    // An SDK host tool (`customTools`, `<sdk:calculator>`) is a group of its own (issue 30,
+    // item 7); a tool with no provenance at all has none.
+    assert_eq!(find("calculator")["kind"], "extension");
+    assert_eq!(find("calculator")["group"], "ext__calculator");
     assert_eq!(find("weather_now")["kind"], "unfiltered");
 }
 
@@ -80,7 +83,7 @@ fn the_table_names_every_tool_and_sums_up() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("TOOL "));
     assert!(
-        text.contains("36 tools: 12 built-in, 6 MCP, 16 extension, 2 without a group; 10 groups.")
+        text.contains("36 tools: 12 built-in, 6 MCP, 17 extension, 1 without a group; 11 groups.")
     );
     // One vocabulary: built-in tools are "built-in", and a tool without a group is not called
     // "unfiltered" (tools mode scores and withholds it).
@@ -91,7 +94,7 @@ fn the_table_names_every_tool_and_sums_up() {
             .to_owned()
     };
     assert!(row("read").contains(" built-in "), "{text}");
-    assert!(row("calculator").contains(" no group "), "{text}");
+    assert!(row("weather_now").contains(" no group "), "{text}");
     assert!(
         !text.contains("unfiltered") && !text.contains("internal"),
         "{text}"

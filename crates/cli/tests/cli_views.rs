@@ -265,13 +265,13 @@ fn rounds_the_user_did_not_start_are_not_counted() {
 
 #[test]
 fn not_scored_names_its_cause() {
-    // Group mode with fewer groups (10 in the example) than Minimum candidates.
+    // Group mode with fewer groups (11 in the example) than Minimum candidates.
     let dir = agent_with(
-        r#"{"tools":{"enabled":true,"mode":"mcp"},"decision":{"provider":"embedded","minimumCandidates":11}}"#,
+        r#"{"tools":{"enabled":true,"mode":"mcp"},"decision":{"provider":"embedded","minimumCandidates":12}}"#,
     );
     let (_, text) = run(&dir, &["list", "mcp"]);
     assert!(
-        text.contains("available: not scored: 10 groups, fewer than Minimum candidates (11; lower it in Advanced)"),
+        text.contains("available: not scored: 11 groups, fewer than Minimum candidates (12; lower it in Advanced)"),
         "{text}"
     );
     // No decision model selected.

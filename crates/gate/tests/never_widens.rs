@@ -39,7 +39,7 @@ fn inventory() -> Vec<ToolInfo> {
         }
     }
     items.push(r#"{"name":"loose_a"}"#.to_owned());
-    items.push(r#"{"name":"loose_b","sourceInfo":{"path":"<sdk:b>","source":"sdk"}}"#.to_owned());
+    items.push(r#"{"name":"loose_b","sourceInfo":{"path":"<sdk:>","source":"sdk"}}"#.to_owned());
     parse_inventory(&format!("[{}]", items.join(",")))
         .unwrap()
         .tools

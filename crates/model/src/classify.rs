@@ -259,9 +259,18 @@ mod tests {
             (class.kind, class.group, class.scope),
             (ToolKind::Unfiltered, None, Scope::Global)
         );
-        // SDK custom tools have no extension.
+        // An SDK host tool (`customTools`) is external and a group of its own, named by its
+        // synthetic path, so `mcp` mode filters it too (issue 30, item 7).
         let sdk = ToolInfo::new("bash", "", src("<sdk:bash>", "sdk", SourceScope::Temporary));
-        assert_eq!(c.classify(&sdk).kind, ToolKind::Unfiltered);
+        let class = c.classify(&sdk);
+        assert_eq!(class.kind, ToolKind::Extension);
+        assert_eq!(
+            class.group.map(|g| g.key.as_str().to_owned()).as_deref(),
+            Some("ext__bash")
+        );
+        // One whose path names nothing stays without a group.
+        let nameless = ToolInfo::new("bash", "", src("<sdk:>", "sdk", SourceScope::Temporary));
+        assert_eq!(c.classify(&nameless).kind, ToolKind::Unfiltered);
     }
 
     #[test]

@@ -8,7 +8,9 @@ use crate::tool::{SourceInfo, SourceOrigin};
 const SCRIPT_EXTENSIONS: &[&str] = &["ts", "js", "mjs", "cjs", "mts", "cts", "tsx", "jsx"];
 
 /// The extension name for a tool's provenance, or `None` when the provenance exposes no usable
-/// name (built-in provenance, SDK `customTools`, unknown synthetic paths, empty sources).
+/// name (built-in provenance, unknown or empty synthetic paths, empty sources). An SDK host tool
+/// (`customTools`, `<sdk:NAME>`) is external and filtered like an extension's, so its synthetic
+/// path names it as an inline factory's does: a group of its own in `mcp` mode.
 ///
 /// | source | name |
 /// |---|---|
@@ -18,7 +20,8 @@ const SCRIPT_EXTENSIONS: &[&str] = &["ts", "js", "mjs", "cjs", "mts", "cts", "ts
 /// | `.`, `..` or a path ending in them | the last component of the resolved `baseDir` |
 /// | top-level loose files (`auto`, `local`, `cli`: `notes.ts`, `notes/index.ts`) | `notes` |
 /// | `inline` with `<inline:NAME>` | `NAME`; `<inline:2>` → `inline-2` |
-/// | `sdk` (`<sdk:tool>`), `builtin` | none |
+/// | `sdk` with `<sdk:NAME>` (an SDK host tool) | `NAME` |
+/// | `builtin`, `<inline:>`, `<sdk:>`, other synthetic paths | none |
 pub fn extension_name(info: &SourceInfo) -> Option<String> {
     if info.is_builtin() {
         return None;
@@ -47,8 +50,12 @@ pub fn extension_name(info: &SourceInfo) -> Option<String> {
     local_package_name(source, info.base_dir.as_deref())
 }
 
-/// `<inline:NAME>` → `NAME`, `<inline:2>` → `inline-2`; other synthetic paths have no name.
+/// `<inline:NAME>` → `NAME`, `<inline:2>` → `inline-2`, `<sdk:NAME>` → `NAME`; other synthetic
+/// paths have no name.
 fn synthetic_name(path: &str) -> Option<String> {
+    if let Some(host_tool) = path.strip_prefix("<sdk:") {
+        return non_empty(host_tool.strip_suffix('>')?);
+    }
     let inner = path.strip_prefix("<inline:")?.strip_suffix('>')?;
     if inner.is_empty() {
         return None;
@@ -406,7 +413,10 @@ mod tests {
             ),
             ("<inline:2>", "inline", "top-level", None, Some("inline-2")),
             ("<inline:>", "inline", "top-level", None, None),
-            ("<sdk:my_tool>", "sdk", "top-level", None, None),
+            // an SDK host tool (`customTools`) is named by its synthetic path (issue 30, item 7)
+            ("<sdk:my_tool>", "sdk", "top-level", None, Some("my_tool")),
+            ("<sdk:>", "sdk", "top-level", None, None),
+            ("<other:x>", "sdk", "top-level", None, None),
             // built-in provenance is never an extension
             ("builtin:read", "builtin", "top-level", None, None),
             ("builtin:mcp", "builtin", "top-level", None, None),
