@@ -561,9 +561,10 @@ fn initial_cadence_picks_once_and_scores_late_arrivals_against_the_first_prompt(
     );
 }
 
-#[test]
-fn minimum_candidates_leaves_a_small_inventory_unscored() {
-    let tools: Vec<ToolInfo> = example()
+/// The example inventory without its MCP servers and its db, jira, deploy and web tools: fewer
+/// than 10 external tools, in a handful of groups.
+fn small_example() -> Vec<ToolInfo> {
+    example()
         .into_iter()
         .filter(|t| {
             !t.name.starts_with("mcp__")
@@ -572,7 +573,12 @@ fn minimum_candidates_leaves_a_small_inventory_unscored() {
                 && !t.name.starts_with("deploy")
                 && !t.name.starts_with("web")
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn minimum_candidates_leaves_a_small_inventory_unscored() {
+    let tools = small_example();
     let candidates = external(&tools).len();
     assert!(candidates < 10, "{candidates}");
     let mut pi = Pi::embedded_prompt_tools(tools);
@@ -588,16 +594,7 @@ fn minimum_candidates_leaves_a_small_inventory_unscored() {
 /// in group mode too.
 #[test]
 fn group_mode_decides_a_handful_of_groups_by_default() {
-    let tools: Vec<ToolInfo> = example()
-        .into_iter()
-        .filter(|t| {
-            !t.name.starts_with("mcp__")
-                && !t.name.starts_with("db_")
-                && !t.name.starts_with("jira")
-                && !t.name.starts_with("deploy")
-                && !t.name.starts_with("web")
-        })
-        .collect();
+    let tools = small_example();
     assert!(external(&tools).len() < 10);
     let run = |minimum: Option<u32>| {
         let mut s = settings(true, DecisionProvider::Embedded, Mode::Mcp, Cadence::Prompt);

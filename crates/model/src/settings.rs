@@ -378,18 +378,20 @@ impl<'a> Reader<'a> {
     }
 
     fn int(&mut self, key: &str, field: &'static str, min: u64, max: u64, default: u64) -> u64 {
-        match self.get(key) {
-            None => default,
-            Some(Value::Number(n)) => match n.as_u64() {
-                Some(v) if (min..=max).contains(&v) => v,
+        self.whole(key, field, min, max).unwrap_or(default)
+    }
+
+    /// A whole number in `min..=max`, or `None` when the key is absent or its value is not
+    /// usable (warned).
+    fn whole(&mut self, key: &str, field: &'static str, min: u64, max: u64) -> Option<u64> {
+        let expected_whole = SettingsWarningCode::WrongType {
+            expected: "a whole number",
+        };
+        match self.get(key)? {
+            Value::Number(n) => match n.as_u64() {
+                Some(v) if (min..=max).contains(&v) => return Some(v),
                 _ if n.as_f64().is_some_and(|f| f.fract() != 0.0) => {
-                    self.warn(
-                        field,
-                        SettingsWarningCode::WrongType {
-                            expected: "a whole number",
-                        },
-                    );
-                    default
+                    self.warn(field, expected_whole);
                 }
                 _ => {
                     self.warn(
@@ -399,19 +401,11 @@ impl<'a> Reader<'a> {
                             max: max.to_string(),
                         },
                     );
-                    default
                 }
             },
-            Some(_) => {
-                self.warn(
-                    field,
-                    SettingsWarningCode::WrongType {
-                        expected: "a whole number",
-                    },
-                );
-                default
-            }
+            _ => self.warn(field, expected_whole),
         }
+        None
     }
 
     fn text(
@@ -644,14 +638,14 @@ impl Settings {
                 d.max_new_groups.into(),
             ) as u32,
             // Not set, or not usable (warned): the mode's default.
-            minimum_candidates: u32::try_from(r.int(
-                "minimumCandidates",
-                "decision.minimumCandidates",
-                MINIMUM_CANDIDATES_BOUNDS.min,
-                MINIMUM_CANDIDATES_BOUNDS.max,
-                u64::MAX,
-            ))
-            .ok(),
+            minimum_candidates: r
+                .whole(
+                    "minimumCandidates",
+                    "decision.minimumCandidates",
+                    MINIMUM_CANDIDATES_BOUNDS.min,
+                    MINIMUM_CANDIDATES_BOUNDS.max,
+                )
+                .map(|v| v as u32),
             batch_size: r.int(
                 "batchSize",
                 "decision.batchSize",

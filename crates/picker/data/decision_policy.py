@@ -246,42 +246,33 @@ PRODUCT = os.environ.get('PRODUCT') == '1'
 HYBRID = os.environ.get('HYBRID') == '1'
 
 
+def tied_scores(d, z, tie):
+    """Each candidate's score from its logit `z`: candidates within `tie` of the best take the
+    best's score, less a sliver that keeps their order; no candidate past the tie scores above a
+    tied one."""
+    z = np.where(d['valid'], z, -np.inf)
+    top = z.max(axis=1, keepdims=True)
+    tied = d['valid'] & (top - z <= max(tie, 0))
+    s = np.where(d['valid'], 1 / (1 + np.exp(-z)), 0.0)
+    below_best = 1 / (1 + np.exp(-top)) - 1e-6 * (top - z)
+    return np.where(tied, below_best, np.minimum(s, below_best))
+
+
 def scores(d, w):
+    F = len(NAMES)
+    if not (HYBRID or PRODUCT):
+        return tied_scores(d, d['X'] @ w[1:F + 1] + w[0], w[-1])
     if HYBRID:
         # The candidate's logit as without a factor (the gate's logit one of its terms), times
         # the need factor: `sigmoid(scale x the gate's logit + bias)`.
-        F = len(NAMES)
-        tie, need_scale, need_bias = w[F + 1], w[F + 2], w[F + 3]
-        zn = need_scale * d['X'][:, :, 0] + need_bias
         z = d['X'] @ w[1:F + 1] + w[0]
-        z = np.where(d['valid'], z, -np.inf)
-        top = z.max(axis=1, keepdims=True)
-        tied = d['valid'] & (top - z <= max(tie, 0))
-        s = np.where(d['valid'], 1 / (1 + np.exp(-z)), 0.0)
-        below_best = 1 / (1 + np.exp(-top)) - 1e-6 * (top - z)
-        c = np.where(tied, below_best, np.minimum(s, below_best))
-        return np.where(d['valid'], c / (1 + np.exp(-zn)), 0.0)
-    if PRODUCT:
-        F = len(NAMES)
-        tie, need_bias = w[F + 1], w[F + 2]
-        zn = w[1] * d['X'][:, :, 0] + need_bias
+        need_scale, need_bias = w[F + 2], w[F + 3]
+    else:
+        # The gate's logit only in the need factor.
         z = d['X'][:, :, 1:] @ w[2:F + 1] + w[0]
-        z = np.where(d['valid'], z, -np.inf)
-        top = z.max(axis=1, keepdims=True)
-        tied = d['valid'] & (top - z <= max(tie, 0))
-        s = np.where(d['valid'], 1 / (1 + np.exp(-z)), 0.0)
-        below_best = 1 / (1 + np.exp(-top)) - 1e-6 * (top - z)
-        c = np.where(tied, below_best, np.minimum(s, below_best))
-        return np.where(d['valid'], c / (1 + np.exp(-zn)), 0.0)
-    z = d['X'] @ w[1:len(NAMES) + 1] + w[0]
-    z = np.where(d['valid'], z, -np.inf)
-    top = z.max(axis=1, keepdims=True)
-    tied = d['valid'] & (top - z <= max(w[-1], 0))
-    s = np.where(d['valid'], 1 / (1 + np.exp(-z)), 0.0)
-    # Tied candidates take the best's score, less a sliver that keeps their order; no candidate
-    # past the tie scores above a tied one.
-    below_best = 1 / (1 + np.exp(-top)) - 1e-6 * (top - z)
-    return np.where(tied, below_best, np.minimum(s, below_best))
+        need_scale, need_bias = w[1], w[F + 2]
+    factor = 1 / (1 + np.exp(-(need_scale * d['X'][:, :, 0] + need_bias)))
+    return np.where(d['valid'], tied_scores(d, z, w[F + 1]) * factor, 0.0)
 
 
 def metrics(d, w, thr=THRESHOLD):

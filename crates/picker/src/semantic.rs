@@ -332,20 +332,9 @@ impl FusedCalibration {
     /// factor's scale, the candidate factor's weights in field order, the tie, and last the need
     /// factor's bias. The gate's logit is not a term of the candidate's logit.
     pub fn two_factor(w: [f64; Self::WEIGHTS + 1]) -> FusedCalibration {
-        FusedCalibration {
-            bias: w[0],
-            need: 0.0,
-            fused: w[2],
-            best_cosine: w[3],
-            best_fused: w[4],
-            local_file: w[5],
-            log_candidates: w[6],
-            tie: w[7],
-            need_factor: Some(NeedFactor {
-                scale: w[1],
-                bias: w[8],
-            }),
-        }
+        FusedCalibration::with_need_factor([
+            w[0], 0.0, w[2], w[3], w[4], w[5], w[6], w[7], w[1], w[8],
+        ])
     }
 
     /// A calibration whose gate's logit is both a term of the candidate's logit and a factor of
