@@ -124,10 +124,10 @@ fn main() {
                 .sum::<f64>()
                 / count)
                 .sqrt();
+            // The fused ranking (ties in candidate order), as `semantic::fused_scores` ranks: a
+            // candidate's place in it is the calibration's rank term.
             let mut order: Vec<usize> = (0..ev.len()).collect();
-            order.sort_by(|&a, &b| {
-                (0.35 * lexical[b] + 0.65 * cos[b]).total_cmp(&(0.35 * lexical[a] + 0.65 * cos[a]))
-            });
+            order.sort_by(|&a, &b| all_fused[b].total_cmp(&all_fused[a]).then(a.cmp(&b)));
             order.truncate(40);
             let cands: Vec<_> = order
                 .iter()

@@ -631,7 +631,7 @@ pub fn evaluate(
         coding: &coding,
         prompt_vectors: &prompt_vectors,
     };
-    let sessions_at = |t: f64| crate::sessions::run_sessions(&session_inputs, &plan, t);
+    let sessions_at = |t: f64| crate::sessions::run_sessions(&session_inputs, &plan, t, 0);
     if !plan.is_empty() {
         let f = sessions_at(threshold);
         out.insert(
@@ -640,6 +640,25 @@ pub fn evaluate(
                 "sessions": f.sessions,
                 "length": crate::sessions::SESSION_LENGTH,
                 "seed": crate::sessions::SESSION_SEED,
+                "withheld_text_median": round(f.withheld_text_median()),
+                "withheld_candidates_median": round(f.withheld_candidates_median()),
+                "needs_met_share": round(f.needs_met_share()),
+                "topical_prompts": f.topical,
+                "exposed_per_session": round(f.exposed_per_session),
+            }),
+        );
+        let f = crate::sessions::run_sessions(
+            &session_inputs,
+            &plan,
+            threshold,
+            crate::sessions::TOOL_ROUNDS_PER_PROMPT,
+        );
+        out.insert(
+            "sessions_tool_round".into(),
+            json!({
+                "sessions": f.sessions,
+                "length": crate::sessions::SESSION_LENGTH,
+                "tool_rounds_per_prompt": crate::sessions::TOOL_ROUNDS_PER_PROMPT,
                 "withheld_text_median": round(f.withheld_text_median()),
                 "withheld_candidates_median": round(f.withheld_candidates_median()),
                 "needs_met_share": round(f.needs_met_share()),

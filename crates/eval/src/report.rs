@@ -69,7 +69,19 @@ pub fn report(set_dir: &Path, value: &Value) -> String {
             withheld_candidates_median: g(x, "withheld_candidates_median"),
             needs_met: (g(x, "needs_met_share"), n(x, "topical_prompts")),
             exposed_per_session: g(x, "exposed_per_session"),
+            tool_rounds: 0,
         }),
+        sessions_tool_round: value
+            .get("sessions_tool_round")
+            .map(|x| pcd_ui_text::EvalSessions {
+                sessions: n(x, "sessions"),
+                length: n(x, "length"),
+                withheld_text_median: g(x, "withheld_text_median"),
+                withheld_candidates_median: g(x, "withheld_candidates_median"),
+                needs_met: (g(x, "needs_met_share"), n(x, "topical_prompts")),
+                exposed_per_session: g(x, "exposed_per_session"),
+                tool_rounds: n(x, "tool_rounds_per_prompt"),
+            }),
         calibration: pcd_ui_text::EvalCalibration {
             pairs: n(cal, "pairs"),
             brier: g(cal, "brier"),

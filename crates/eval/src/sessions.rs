@@ -26,6 +26,9 @@ pub const SESSION_LENGTH: usize = 20;
 pub const SESSIONS: usize = 40;
 /// The seed of the draw: the same sessions on every machine and release.
 pub const SESSION_SEED: u64 = 0x5EED_0031;
+/// How many completed tool rounds follow each prompt in the `tool-round` cadence's session runs:
+/// an agent answering a prompt reads, edits and runs something, a few rounds each time.
+pub const TOOL_ROUNDS_PER_PROMPT: usize = 3;
 
 /// One prompt of a drawn session: an index into the labelled queries or the coding prompts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,11 +198,16 @@ fn available(state: &BranchState) -> Available {
     }
 }
 
-/// Plays every session of `plan` at `threshold` (see the module documentation).
+/// Plays every session of `plan` at `threshold` (see the module documentation), in the `prompt`
+/// cadence when `tool_rounds` is 0. Otherwise in the `tool-round` cadence: each prompt's round is
+/// followed by `tool_rounds` completed tool rounds, each adding, as a `Session`'s top-up does
+/// with no model call, at most the cap of the prompt's candidates that scored at or above the
+/// threshold and are not available yet; a topical prompt's needs are checked after its last one.
 pub fn run_sessions(
     inputs: &SessionInputs<'_>,
     plan: &[Vec<SessionPrompt>],
     threshold: f64,
+    tool_rounds: usize,
 ) -> SessionFigures {
     let classifier = Classifier::default();
     let allowlists = Allowlists::default();
@@ -246,6 +254,7 @@ pub fn run_sessions(
                 Boundary::Prompt,
                 Basis::Scored,
             );
+            let mut scores: Vec<Option<f64>> = Vec::new();
             let added: Vec<usize> = if cands.is_empty() {
                 Vec::new()
             } else if cands.len() < inputs.decision.minimum_candidates_for(inputs.mode) as usize {
@@ -266,30 +275,39 @@ pub fn run_sessions(
                     .prompt_vectors
                     .get(&query.prompt)
                     .and_then(Option::as_deref);
-                let (scores, _) = context_decisions::semantic::scores_with_prompt(
+                let (fresh, _) = context_decisions::semantic::scores_with_prompt(
                     &index,
                     semantic,
                     &query.prompt,
                     prompts,
                     inputs.mode,
                 );
-                let scores: Vec<Option<f64>> = scores.into_iter().map(Some).collect();
-                select(&scores, threshold, cap)
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, o)| matches!(o, Outcome::Added { .. }))
-                    .map(|(i, _)| i)
-                    .collect()
+                scores = fresh.into_iter().map(Some).collect();
+                added_by(&scores, threshold, cap)
             };
             round.considered = cands.iter().map(|c| c.key.as_str().to_owned()).collect();
-            for &i in &added {
-                match &cands[i].key {
-                    CandidateKey::Tool(name) => round.tools.push(name.clone()),
-                    CandidateKey::Group(key) => round.groups.push(key.clone()),
-                }
-            }
+            add_to(&mut round, cands, &added);
             exposed += added.len();
             state.apply_round(&round, None, None);
+            // The tool rounds' top-ups: from the prompt's own scores, never a new call.
+            for tool_round in 0..if scores.is_empty() { 0 } else { tool_rounds } {
+                for i in open_now(&state, cands) {
+                    scores[i] = None;
+                }
+                let more = added_by(&scores, threshold, cap);
+                if more.is_empty() {
+                    break;
+                }
+                let mut top_up = Round::new(
+                    format!("s{turn}t{tool_round}"),
+                    inputs.mode,
+                    Boundary::ToolRound,
+                    Basis::Scored,
+                );
+                add_to(&mut top_up, cands, &more);
+                exposed += more.len();
+                state.apply_round(&top_up, None, None);
+            }
             if query.kind.is_none() && !query.needs.is_empty() {
                 figures.topical += 1;
                 let now = available(&state);
@@ -318,6 +336,35 @@ pub fn run_sessions(
     }
     figures.exposed_per_session = exposed as f64 / plan.len().max(1) as f64;
     figures
+}
+
+/// The candidates `select` adds from `scores` at `threshold` within `cap`.
+fn added_by(scores: &[Option<f64>], threshold: f64, cap: usize) -> Vec<usize> {
+    select(scores, threshold, cap)
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| matches!(o, Outcome::Added { .. }))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Records `added` of `cands` in `round`.
+fn add_to(round: &mut Round, cands: &[Candidate], added: &[usize]) {
+    for &i in added {
+        match &cands[i].key {
+            CandidateKey::Tool(name) => round.tools.push(name.clone()),
+            CandidateKey::Group(key) => round.groups.push(key.clone()),
+        }
+    }
+}
+
+/// The candidates of the prompt's set (`cands`) available on the branch now: a top-up only
+/// adds what is not.
+fn open_now(state: &BranchState, cands: &[Candidate]) -> Vec<usize> {
+    let now = available(state);
+    (0..cands.len())
+        .filter(|&i| is_open(&cands[i], &now))
+        .collect()
 }
 
 /// Whether a candidate of the full set is available on the branch.

@@ -873,27 +873,30 @@ fn sessions_are_drawn_the_same_way_and_availability_adds_up() {
         assert!((3..=6).contains(&topical), "{session:?}");
     }
     assert!(draw_sessions(&set.queries, &[], 12, 20, 7).is_empty());
-    let run = |threshold: f64, cap: u32, minimum: u32| {
-        let decision = DecisionSettings {
-            threshold,
-            max_new_tools: cap,
-            minimum_candidates: Some(minimum),
-            ..DecisionSettings::default()
+    let run_rounds =
+        |plan: &[Vec<SessionPrompt>], threshold: f64, cap: u32, minimum: u32, rounds| {
+            let decision = DecisionSettings {
+                threshold,
+                max_new_tools: cap,
+                minimum_candidates: Some(minimum),
+                ..DecisionSettings::default()
+            };
+            let vectors = HashMap::new();
+            let inputs = SessionInputs {
+                tools: &set.tools,
+                mode: Mode::Tools,
+                decision: &decision,
+                weights: FieldWeights::default(),
+                calibration: Calibration::default(),
+                semantic: None,
+                queries: &set.queries,
+                coding: &coding,
+                prompt_vectors: &vectors,
+            };
+            run_sessions(&inputs, plan, threshold, rounds)
         };
-        let vectors = HashMap::new();
-        let inputs = SessionInputs {
-            tools: &set.tools,
-            mode: Mode::Tools,
-            decision: &decision,
-            weights: FieldWeights::default(),
-            calibration: Calibration::default(),
-            semantic: None,
-            queries: &set.queries,
-            coding: &coding,
-            prompt_vectors: &vectors,
-        };
-        run_sessions(&inputs, &plan, threshold)
-    };
+    let run =
+        |threshold: f64, cap: u32, minimum: u32| run_rounds(&plan, threshold, cap, minimum, 0);
     // Nothing crosses a threshold above 1: everything stays withheld, no need is met.
     let none = run(1.5, 6, 1);
     assert_eq!(none.sessions, 12);
@@ -910,6 +913,30 @@ fn sessions_are_drawn_the_same_way_and_availability_adds_up() {
     let unscored = run(1.5, 6, 11);
     assert_eq!(unscored.withheld_candidates_median(), 0.0);
     assert_eq!(unscored.needs_met_share(), 1.0);
+    // The tool-round cadence: one prompt, then three tool rounds, each topping up at most the
+    // cap from the prompt's scores, never below the threshold.
+    let one_prompt = vec![vec![SessionPrompt::Coding(0)]];
+    assert_eq!(
+        run_rounds(&one_prompt, 0.0, 1, 1, 0).exposed_per_session,
+        1.0
+    );
+    assert_eq!(
+        run_rounds(&one_prompt, 0.0, 1, 1, 3).exposed_per_session,
+        4.0
+    );
+    assert_eq!(
+        run_rounds(&one_prompt, 0.0, 4, 1, 3).exposed_per_session,
+        10.0
+    );
+    assert_eq!(
+        run_rounds(&one_prompt, 1.5, 1, 1, 3).exposed_per_session,
+        0.0
+    );
+    // Tool rounds only ever add: a whole session opens at least what the prompts alone do.
+    let prompts_only = run(0.3, 2, 1);
+    let with_rounds = run_rounds(&plan, 0.3, 2, 1, 3);
+    assert!(with_rounds.exposed_per_session >= prompts_only.exposed_per_session);
+    assert!(with_rounds.withheld_text_median() <= prompts_only.withheld_text_median());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -16,15 +16,20 @@ Two questions, each answered from the evidence that answers it:
 2. *Which candidates?* A logistic function of the gate's logit, the candidate's fused evidence
    (0.35 lexical + 0.65 cosine: the cosine stands on its own, a lexical zero adds nothing and
    vetoes nothing), the prompt's best cosine and best fused evidence, whether the prompt names a
-   file and the log of the number of candidates; candidates whose logit is within `tie` of the
-   best take the best's score (near-tied siblings share the choice). The candidate's own evidence
-   enters only through its fused evidence, so the ranking stays the fused ranking. Fitted
-   by seeded random searches for the selection at the threshold and caps below, on the tune
-   halves, with the need gate's out-of-fold probabilities (so the gate's fit does not flatter
-   it), to the objective: needs met, under exposure budgets per prompt kind. Each mode has its
-   own weights (one tool among hundreds and one group among a handful are different questions),
-   fitted one mode at a time. A group's cosine mixes its whole text's with its best member
-   name's (`MEMBER_SHARE`), so a large group is not diluted by its size.
+   file, the log of the number of candidates and ln(1 + the candidate's rank in the fused
+   ranking) (`log_rank`, its weight never positive); candidates whose logit is within `tie` of
+   the best take the best's score (near-tied siblings share the choice). The candidate's own
+   evidence enters only through its fused evidence and its rank, so the ranking stays the fused
+   ranking. Fitted by seeded random searches for the selection at the threshold and caps below,
+   on the tune halves, with the need gate's out-of-fold probabilities (so the gate's fit does not
+   flatter it), to the objective: needs met, under exposure budgets per prompt kind. Each mode
+   has its own weights (one tool among hundreds and one group among a handful are different
+   questions), fitted one mode at a time. A group's cosine mixes its whole text's with its best
+   member name's (`MEMBER_SHARE`), so a large group is not diluted by its size. The `tool-round`
+   cadence tops up from the same scores, so with `ABOVE=1` the objective also bounds what a
+   prompt and two tool rounds can make available (every candidate at or above the threshold
+   within three caps), and with `KEEP=W` it keeps needs met at the `START` weights' (recall
+   first): the rank term is what lets the threshold, not only the cap, end the selection.
 
 Dumps: `cargo run --release -p pcd-eval --example semantic_features -- SET MODE MODEL_DIR [3]
 > DUMP_DIR/SET-MODE.jsonl` for everyday (tools, mcp), bfcl (tools, mcp), metatool (tools, every
@@ -37,12 +42,17 @@ With `SMALL=DIR` the small inventories of `small_inventories.py DIR` (dumped lik
 gate's logit is a term of the candidate's logit; with `PRODUCT=1` it is instead a factor of its
 own, `sigmoid(scale x logit + bias)`, that multiplies the candidate's score; with `HYBRID=1` both.
 The shipped weights (`src/semantic.rs`), from the second pass's (`START=` the weights below as
-they were before, `ITER=600 TEST=1`):
+they were before):
 - tools: `MODES=tools HYBRID=1 SMALL=DIR SMALL_WEIGHT=3 SMALL_EXP_TOOLS=6 SMALL_IRR_TOOLS=6
-  SMALL_CODING_TOOLS=0.8`, from `START=4.431,0.317,15.351,0.170,-7.780,-0.591,-1.139,0.398`;
-- groups: `MODES=mcp SKIP=metatool PRODUCT=1 SMALL=DIR SMALL_EXP_MCP=2 SMALL_IRR_MCP=2`, from
-  `START=4.909,0.833,15.525,-1.085,-8.075,-0.935,-1.539,1.296` (with `ITER=600` it prints the
-  shipped weights to within 0.07; the small inventories' budget that binds is coding-only).
+  SMALL_CODING_TOOLS=0.8 ITER=600`, from `START=4.431,0.317,15.351,0.170,-7.780,-0.591,-1.139,0,0.398`
+  (`log_rank` stays 0: tools mode's tool rounds already leave 88% of the everyday set's
+  definition text withheld);
+- groups: `MODES=mcp SKIP=metatool PRODUCT=1 SMALL=DIR SMALL_EXP_MCP=2 SMALL_IRR_MCP=2 ABOVE=1
+  ABOVE_EXP_MCP=3.0 ABOVE_IRR_MCP=1.8 FREE_RANK=1 KEEP=10 CODING_MCP=0.15 ITER=900`, from
+  `START=5.303,0.983,16.624,-0.258,-8.100,-1.958,-1.119,0,0.873,1.472` (the weights before the
+  rank term).
+Both print the shipped weights exactly (on dumps written since `semantic_features` lists a
+group's candidates in the fused ranking's order).
 Needs numpy (development only).
 """
 import json, math, sys, os
@@ -76,7 +86,12 @@ K = 40
 TIE_MIN = float(os.environ.get('TIE_MIN', '0.25'))
 THRESHOLD = float(os.environ.get('THRESHOLD', '0.625'))
 CAPS = {'tools': int(os.environ.get('CAP_TOOLS', '6')), 'mcp': int(os.environ.get('CAP_GROUPS', '2'))}
-NAMES = ['need_logit', 'fused', 'best_cosine', 'best_fused', 'local_file', 'log_candidates']
+# `log_rank`: ln(1 + the candidate's rank in the fused ranking), 0 for the best; its weight is
+# never positive, so the order stays the fused ranking's. It moves only with `FREE_RANK=1` (else
+# it keeps its `START` value, 0 for tools mode).
+NAMES = ['need_logit', 'fused', 'best_cosine', 'best_fused', 'local_file', 'log_candidates',
+         'log_rank']
+FREE_RANK = os.environ.get('FREE_RANK') == '1'
 # How far the candidate's fused evidence stands out from the whole inventory's (its distance from
 # the mean over every candidate, in standard deviations): it means the same with 20 tools as with
 # 1,400, where the log of the number of candidates is only ever seen at one end.
@@ -219,14 +234,16 @@ def prep(name, mode, split, gate):
     X = np.zeros((P, K, F)); valid = np.zeros((P, K), bool)
     needs, kinds = [], []
     for j, p in enumerate(rows):
-        cs = p['candidates'][:K]
+        # In fused order, as `semantic_features` dumps them (ties in candidate order): a
+        # candidate's place is its rank.
+        cs = sorted(p['candidates'][:K], key=lambda c: -(LEX * c['lexical'] + COS * cosine_of(c)))
         G = gate(p)
         if cs:
             fused = [LEX * c['lexical'] + COS * cosine_of(c) for c in cs]
             bf, bc = max(fused), max(cosine_of(c) for c in cs)
             for i, c in enumerate(cs):
                 row = [G, fused[i], bc, bf, 1.0 if p['local_file'] else 0.0,
-                       math.log(p['candidates_total'])]
+                       math.log(p['candidates_total']), math.log(1 + i)]
                 if STANDOUT:
                     row.append((fused[i] - p['fused_mean']) / max(p['fused_std'], 1e-3))
                 X[j, i] = row
@@ -291,13 +308,22 @@ def metrics(d, w, thr=THRESHOLD):
         m = d['kinds'] == k
         if m.any():
             r[k] = exp[m].mean()
+    # What the `tool-round` cadence can make available for a prompt: its round, then top-ups
+    # from its cached scores, so every candidate at or above the threshold (within three caps:
+    # the round and two tool rounds).
+    above = (above & (rank < 3 * d['cap'])).sum(axis=1)
+    r['above'] = above[q].mean()
+    for k in ('coding', 'irrelevance'):
+        m = d['kinds'] == k
+        if m.any():
+            r['above_' + k] = above[m].mean()
     return r
 
 
 # Exposure budgets per prompt kind (the issue's targets, with a margin for the test halves), and
 # the weight of each set's needs met.
 BUDGET = {('everyday', 'tools'): {'exp': 2.4, 'coding': 0.35},
-          ('everyday', 'mcp'): {'exp': 1.7, 'coding': 0.2},
+          ('everyday', 'mcp'): {'exp': 1.7, 'coding': float(os.environ.get('CODING_MCP', '0.2'))},
           ('bfcl', 'tools'): {'exp': 3.85, 'irrelevance': 1.45},
           ('bfcl', 'mcp'): {'exp': 1.8, 'irrelevance': 1.0},
           ('metatool', 'tools'): {'exp': 3.5}}
@@ -316,6 +342,24 @@ SMALL_BUDGET = {'tools': {'exp': float(os.environ.get('SMALL_EXP_TOOLS', '3')),
                         'irrelevance': float(os.environ.get('SMALL_IRR_MCP', '1.0'))}}
 SMALL_WEIGHT = float(os.environ.get('SMALL_WEIGHT', '3'))
 
+# With `ABOVE=1`, budgets of what the `tool-round` cadence can make available for a prompt
+# (`metrics`' `above*`), per mode, `SMALL_ABOVE` times as much on a small inventory; each unit
+# over costs `ABOVE_PENALTY` (times the small inventory's weight there).
+ABOVE = {'tools': {'above': float(os.environ.get('ABOVE_EXP_TOOLS', '3.5')),
+                   'above_coding': float(os.environ.get('ABOVE_CODING_TOOLS', '0.5')),
+                   'above_irrelevance': float(os.environ.get('ABOVE_IRR_TOOLS', '2.0'))},
+         'mcp': {'above': float(os.environ.get('ABOVE_EXP_MCP', '2.3')),
+                 'above_coding': float(os.environ.get('ABOVE_CODING_MCP', '0.3')),
+                 'above_irrelevance': float(os.environ.get('ABOVE_IRR_MCP', '1.2'))},
+         } if os.environ.get('ABOVE') == '1' else None
+ABOVE_PENALTY = float(os.environ.get('ABOVE_PENALTY', '1'))
+SMALL_ABOVE = float(os.environ.get('SMALL_ABOVE', '1.5'))
+# With `KEEP=W`, recall first: needs met on each tune half may not fall more than `KEEP_SLACK`
+# below the `START` weights'; each point under costs W times the set's weight.
+KEEP = float(os.environ.get('KEEP', '0'))
+KEEP_SLACK = float(os.environ.get('KEEP_SLACK', '0'))
+KEEP_BASE = {}
+
 
 def objective(D, w, verbose=False):
     J = 0
@@ -329,6 +373,13 @@ def objective(D, w, verbose=False):
         for k, b in budget.items():
             if k in m:
                 J -= (3 * weight if small else 3) * max(0, m[k] - b)
+        if key in KEEP_BASE:
+            J -= KEEP * weight * max(0, KEEP_BASE[key] - KEEP_SLACK - m['met'])
+        if ABOVE:
+            for k, b in ABOVE[key[1]].items():
+                if k in m:
+                    J -= ABOVE_PENALTY * (weight if small else 1) * max(
+                        0, m[k] - b * (SMALL_ABOVE if small else 1))
         if verbose:
             print(' ', key, {a: round(float(b), 3) for a, b in m.items()})
     return J
@@ -338,10 +389,17 @@ def search(D, best, iterations, seed):
     bj = objective(D, best)
     rng = np.random.default_rng(seed); step = 0.6
     for it in range(iterations):
-        cand = best + rng.normal(0, step, len(best)) * (rng.random(len(best)) < 0.35)
+        # `log_rank` moves only with FREE_RANK=1: the other weights draw as they did before it.
+        free = np.ones(len(best), bool)
+        free[1 + NAMES.index('log_rank')] = FREE_RANK
+        k = int(free.sum())
+        cand = best.copy()
+        cand[free] = best[free] + rng.normal(0, step, k) * (rng.random(k) < 0.35)
         cand[2] = max(cand[2], 0)  # evidence adds, never subtracts
         if STANDOUT:
             cand[len(NAMES)] = max(cand[len(NAMES)], 0)
+        rank_at = 1 + NAMES.index('log_rank')
+        cand[rank_at] = min(cand[rank_at], 0)  # never positive: the order stays the fused one
         tie_at = len(NAMES) + 1
         cand[tie_at] = max(cand[tie_at], TIE_MIN)  # near-tied siblings share the choice
         j = objective(D, cand)
@@ -366,8 +424,8 @@ def main():
         return float(np.array(p['prompt_vector']) @ w_gate + b_gate)
 
     D = {pk: prep(*pk, 'tune', tune_gate) for pk in pairs}
-    # bias, need_logit, fused, best_cosine, best_fused, local_file, log_candidates, tie
-    start = np.array([4.5, 0.75, 15.0, 0.0, -10.0, -1.1, -1.5, 0.4])
+    # bias, need_logit, fused, best_cosine, best_fused, local_file, log_candidates, log_rank, tie
+    start = np.array([4.5, 0.75, 15.0, 0.0, -10.0, -1.1, -1.5, 0.0, 0.4])
     if os.environ.get('START'):
         start = np.array([float(x) for x in os.environ['START'].split(',')])
     if STANDOUT and len(start) == len(NAMES) + 1:
@@ -379,6 +437,8 @@ def main():
         # keeps the rest).
         start = np.concatenate([start, [2.0]])
         start[1] = 1.0
+    if KEEP:
+        KEEP_BASE.update({key: metrics(d, start)['met'] for key, d in D.items()})
     print('start:', round(objective(D, start, True), 4))
     runs = [search(D, start, int(os.environ.get('ITER', '900')), seed) for seed in (1, 2, 3)]
     w = max(runs, key=lambda r: objective(D, r))

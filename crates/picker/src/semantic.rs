@@ -288,6 +288,11 @@ pub struct FusedCalibration {
     pub local_file: f64,
     /// Weight of the logarithm of the number of candidates.
     pub log_candidates: f64,
+    /// Weight of `ln(1 + the candidate's rank in the fused ranking)` (0 for the best; never
+    /// positive): how far down the ranking the threshold reaches, so what scores at or above it
+    /// is what the prompt plausibly needs, not every candidate the cap happens to cut. The
+    /// `tool-round` cadence tops up from these scores, so they must mean that.
+    pub log_rank: f64,
     /// How far below the best logit a candidate still shares the best's score.
     pub tie: f64,
     /// The two questions as two factors, when set: the score is the probability that the prompt
@@ -309,7 +314,7 @@ pub struct NeedFactor {
 
 impl FusedCalibration {
     /// The number of weights [`FusedCalibration::from_weights`] takes.
-    pub const WEIGHTS: usize = 8;
+    pub const WEIGHTS: usize = 9;
 
     /// A calibration from its weights in field order (bias first), the gate's logit a term of
     /// the candidate's logit.
@@ -322,7 +327,8 @@ impl FusedCalibration {
             best_fused: w[4],
             local_file: w[5],
             log_candidates: w[6],
-            tie: w[7],
+            log_rank: w[7],
+            tie: w[8],
             need_factor: None,
         }
     }
@@ -333,7 +339,7 @@ impl FusedCalibration {
     /// factor's bias. The gate's logit is not a term of the candidate's logit.
     pub fn two_factor(w: [f64; Self::WEIGHTS + 1]) -> FusedCalibration {
         FusedCalibration::with_need_factor([
-            w[0], 0.0, w[2], w[3], w[4], w[5], w[6], w[7], w[1], w[8],
+            w[0], 0.0, w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[1], w[9],
         ])
     }
 
@@ -377,16 +383,22 @@ impl Default for FusedCalibration {
 /// the gate's logit as a term only let a prompt about the code make 1.06 to 2.61 tools
 /// available; with the need factor 0.23 to 0.71, for 1 to 2 points of needs met.
 const SHIPPED_TOOLS_CALIBRATION: [f64; FusedCalibration::WEIGHTS + 2] = [
-    4.436, 0.317, 15.351, 0.170, -7.603, -2.321, -1.139, 0.250, 1.536, 2.696,
+    4.436, 0.317, 15.351, 0.170, -7.603, -2.321, -1.139, 0.0, 0.250, 1.536, 2.696,
 ];
 
 /// The shipped calibration of group candidates (`mcp` mode), two factors, in
 /// [`FusedCalibration::two_factor`] order. Fitted with the small inventories
 /// (`data/small_inventories.py`): with 3 to 8 groups the gate's logit as one more term let a
 /// prompt about the code make a group available 0.45 to 1.13 times; as a factor of its own 0.16
-/// to 0.26 times, for under a point of everyday needs met (`bfcl`'s rose).
+/// to 0.26 times, for under a point of everyday needs met (`bfcl`'s rose). With its rank term
+/// ([`FusedCalibration::log_rank`]), fitted to keep needs met at the defaults and to bound what
+/// the `tool-round` cadence adds from these scores: without it a topical prompt of the everyday
+/// set scored 9 of its 28 groups at or above the threshold, so three tool rounds after each
+/// prompt opened every group within a session; with it, 64% of the groups are still withheld
+/// at a session's end, for the same needs met (`BENCHMARKS.md`, "Issue 31: what the tool-round
+/// cadence adds").
 const SHIPPED_GROUPS_CALIBRATION: [f64; FusedCalibration::WEIGHTS + 1] = [
-    5.303, 0.983, 16.624, -0.258, -8.100, -1.958, -1.119, 0.873, 1.472,
+    4.737, 0.938, 17.556, 0.594, -7.220, -1.345, -1.119, -1.933, 1.756, 1.491,
 ];
 
 /// How much lower than the best a tied candidate scores per unit of logit it is below the best:
@@ -438,10 +450,20 @@ pub fn fused_scores(
             + c.local_file * f64::from(u8::from(local_file))
             + c.log_candidates * (n as f64).ln(),
     );
-    let z: Vec<f64> = fused
+    let mut z: Vec<f64> = fused
         .iter()
         .map(|f| finite(prompt_part + c.fused * f))
         .collect();
+    let log_rank = finite(c.log_rank).min(0.0);
+    if log_rank != 0.0 {
+        // Down the fused ranking (ties in candidate order), each rank lowers the logit more:
+        // the order stays the fused ranking's.
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_unstable_by(|&a, &b| fused[b].total_cmp(&fused[a]).then(a.cmp(&b)));
+        for (rank, &i) in order.iter().enumerate() {
+            z[i] = finite(z[i] + log_rank * (1.0 + rank as f64).ln());
+        }
+    }
     let top = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let tie = finite(c.tie).max(0.0);
     z.iter()
@@ -648,6 +670,54 @@ mod tests {
             added(&crate::round::select(&to_option(&scores), THRESHOLD, 1)),
             1
         );
+    }
+
+    /// The rank term lowers each candidate by its place in the fused ranking: the order stays
+    /// the fused ranking's (ties in candidate order), the best keeps its score, a positive weight
+    /// counts as none.
+    #[test]
+    fn the_rank_term_keeps_the_fused_order_and_lowers_the_tail() {
+        let lexical = [0.1, 0.4, 0.1, 0.1, 0.0];
+        let cosines = [0.5, 0.5, 0.5, 0.5, 0.2];
+        let mut c = plain(10.0);
+        c.bias = -3.0;
+        let flat = fused_scores(&lexical, &cosines, None, false, &c);
+        c.log_rank = -2.0;
+        let ranked = fused_scores(&lexical, &cosines, None, false, &c);
+        assert_eq!(ranked[1], flat[1], "the best keeps its score");
+        // The fused order: 1, then 0, 2, 3 (tied: candidate order), then 4.
+        for (a, b) in [(1, 0), (0, 2), (2, 3), (3, 4)] {
+            assert!(ranked[a] > ranked[b], "{a} before {b}: {ranked:?}");
+        }
+        assert_eq!(flat[0], flat[2]);
+        assert!(
+            ranked[3] < flat[3] - 0.05,
+            "the tail falls: {ranked:?} {flat:?}"
+        );
+        c.log_rank = 2.0;
+        assert_eq!(fused_scores(&lexical, &cosines, None, false, &c), flat);
+    }
+
+    /// In group mode, groups that all fit alike no longer all cross the threshold: the shipped
+    /// rank term lets at most half of them through, fewer where the evidence is weaker, where
+    /// without it every one of them scored the same, and `tool-round` top-ups would open them
+    /// all.
+    #[test]
+    fn in_group_mode_groups_alike_do_not_all_cross_the_threshold() {
+        let c = FusedCalibration::shipped(Mode::Mcp);
+        assert!(c.log_rank < 0.0);
+        let without = FusedCalibration { log_rank: 0.0, ..c };
+        let above = |s: &[f64]| s.iter().filter(|&&s| s >= THRESHOLD).count();
+        let mut through = Vec::new();
+        for (lexical, cosine) in [(0.3, 0.45), (0.1, 0.35)] {
+            let (lexical, cosines) = (vec![lexical; 30], vec![cosine; 30]);
+            let scores = fused_scores(&lexical, &cosines, Some(4.0), false, &c);
+            through.push(above(&scores));
+            assert!((1..=15).contains(&above(&scores)), "{scores:?}");
+            let flat = fused_scores(&lexical, &cosines, Some(4.0), false, &without);
+            assert_eq!(above(&flat), 30, "{flat:?}");
+        }
+        assert!(through[1] < through[0], "{through:?}");
     }
 
     #[test]

@@ -72,6 +72,9 @@ pub struct EvalReport {
     pub irrelevance_exposed: Option<f64>,
     /// What sessions of prompts leave withheld, when the set has coding-only prompts to draw.
     pub sessions: Option<EvalSessions>,
+    /// The same sessions in the `tool-round` cadence: completed tool rounds after each prompt,
+    /// each topping up from the prompt's scores.
+    pub sessions_tool_round: Option<EvalSessions>,
     /// The need gate's accuracy, with the model.
     pub need_gate: Option<EvalNeedGate>,
     /// How well the embedded scorer's scores match how often a candidate is relevant.
@@ -173,6 +176,8 @@ pub struct EvalSessions {
     pub needs_met: (f64, u64),
     /// Candidates made available per session, on average.
     pub exposed_per_session: f64,
+    /// Completed tool rounds after each prompt (0: the `prompt` cadence).
+    pub tool_rounds: u64,
 }
 
 /// The selection at one threshold of `eval --sweep`.
@@ -288,6 +293,23 @@ pub fn eval_report(r: &EvalReport) -> String {
              of {}",
             x.sessions,
             x.length,
+            100.0 * x.withheld_text_median,
+            100.0 * x.withheld_candidates_median,
+            x.exposed_per_session,
+            100.0 * x.needs_met.0,
+            x.needs_met.1,
+        );
+    }
+    if let Some(x) = &r.sessions_tool_round {
+        let what = if r.mode == "mcp" { "groups" } else { "tools" };
+        let _ = writeln!(
+            s,
+            "the same sessions in the tool-round cadence ({} tool rounds after each prompt, each \
+             adding up to the cap of the prompt's candidates at or above the threshold): at the \
+             end {:.1}% of definition text and {:.1}% of {what} still withheld (medians), {:.1} \
+             {what} made available per session; topical prompts whose every need was available \
+             after their rounds: {:.1}% of {}",
+            x.tool_rounds,
             100.0 * x.withheld_text_median,
             100.0 * x.withheld_candidates_median,
             x.exposed_per_session,
@@ -623,6 +645,7 @@ mod tests {
             irrelevance: Some((0.25, 40)),
             irrelevance_exposed: None,
             sessions: None,
+            sessions_tool_round: None,
             need_gate: None,
             calibration: EvalCalibration {
                 pairs: 246_800,
@@ -737,6 +760,16 @@ mod tests {
                 withheld_candidates_median: 0.75,
                 needs_met: (0.8, 180),
                 exposed_per_session: 7.25,
+                tool_rounds: 0,
+            }),
+            sessions_tool_round: Some(EvalSessions {
+                sessions: 40,
+                length: 20,
+                withheld_text_median: 0.25,
+                withheld_candidates_median: 0.375,
+                needs_met: (0.875, 180),
+                exposed_per_session: 17.5,
+                tool_rounds: 3,
             }),
             calibration: EvalCalibration::default(),
             everyday: EvalEveryday {
@@ -762,6 +795,11 @@ mod tests {
              and 75.0% of groups still withheld (medians), 7.2 groups made available per \
              session; topical prompts whose every need was available after their round: 80.0% \
              of 180",
+            "the same sessions in the tool-round cadence (3 tool rounds after each prompt, each \
+             adding up to the cap of the prompt's candidates at or above the threshold): at the \
+             end 25.0% of definition text and 37.5% of groups still withheld (medians), 17.5 \
+             groups made available per session; topical prompts whose every need was available \
+             after their rounds: 87.5% of 180",
             "paraphrase slice (no word shared with its tools), every need made available: 62.5% \
              of 59",
             "coding-only prompts: 0.25 groups exposed per prompt",
