@@ -346,6 +346,21 @@ impl Reliability {
     }
 }
 
+/// The JSON of one run of sessions (`tool_rounds` after each prompt; 0: the `prompt` cadence).
+fn sessions_json(f: &crate::sessions::SessionFigures, tool_rounds: usize) -> Value {
+    json!({
+        "sessions": f.sessions,
+        "length": crate::sessions::SESSION_LENGTH,
+        "seed": crate::sessions::SESSION_SEED,
+        "tool_rounds_per_prompt": tool_rounds,
+        "withheld_text_median": round(f.withheld_text_median()),
+        "withheld_candidates_median": round(f.withheld_candidates_median()),
+        "needs_met_share": round(f.needs_met_share()),
+        "topical_prompts": f.topical,
+        "exposed_per_session": round(f.exposed_per_session),
+    })
+}
+
 /// Runs the evaluation and returns the `--json` object. `progress` is called with (done, total).
 pub fn evaluate(
     set: &EvalSet,
@@ -633,39 +648,10 @@ pub fn evaluate(
     };
     let sessions_at = |t: f64| crate::sessions::run_sessions(&session_inputs, &plan, t, 0);
     if !plan.is_empty() {
-        let f = sessions_at(threshold);
-        out.insert(
-            "sessions".into(),
-            json!({
-                "sessions": f.sessions,
-                "length": crate::sessions::SESSION_LENGTH,
-                "seed": crate::sessions::SESSION_SEED,
-                "withheld_text_median": round(f.withheld_text_median()),
-                "withheld_candidates_median": round(f.withheld_candidates_median()),
-                "needs_met_share": round(f.needs_met_share()),
-                "topical_prompts": f.topical,
-                "exposed_per_session": round(f.exposed_per_session),
-            }),
-        );
-        let f = crate::sessions::run_sessions(
-            &session_inputs,
-            &plan,
-            threshold,
-            crate::sessions::TOOL_ROUNDS_PER_PROMPT,
-        );
-        out.insert(
-            "sessions_tool_round".into(),
-            json!({
-                "sessions": f.sessions,
-                "length": crate::sessions::SESSION_LENGTH,
-                "tool_rounds_per_prompt": crate::sessions::TOOL_ROUNDS_PER_PROMPT,
-                "withheld_text_median": round(f.withheld_text_median()),
-                "withheld_candidates_median": round(f.withheld_candidates_median()),
-                "needs_met_share": round(f.needs_met_share()),
-                "topical_prompts": f.topical,
-                "exposed_per_session": round(f.exposed_per_session),
-            }),
-        );
+        out.insert("sessions".into(), sessions_json(&sessions_at(threshold), 0));
+        let rounds = crate::sessions::TOOL_ROUNDS_PER_PROMPT;
+        let f = crate::sessions::run_sessions(&session_inputs, &plan, threshold, rounds);
+        out.insert("sessions_tool_round".into(), sessions_json(&f, rounds));
     }
     if options.sweep {
         let rows: Vec<Value> = SWEEP_THRESHOLDS

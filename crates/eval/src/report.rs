@@ -9,6 +9,15 @@ use std::path::Path;
 pub fn report(set_dir: &Path, value: &Value) -> String {
     let g = |v: &Value, k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(0.0);
     let n = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let sessions = |x: &Value| pcd_ui_text::EvalSessions {
+        sessions: n(x, "sessions"),
+        length: n(x, "length"),
+        withheld_text_median: g(x, "withheld_text_median"),
+        withheld_candidates_median: g(x, "withheld_candidates_median"),
+        needs_met: (g(x, "needs_met_share"), n(x, "topical_prompts")),
+        exposed_per_session: g(x, "exposed_per_session"),
+        tool_rounds: n(x, "tool_rounds_per_prompt"),
+    };
     let scores = |v: &Value| pcd_ui_text::EvalScores {
         recall: KS.map(|k| g(v, &format!("recall@{k}"))),
         complete: [g(v, "complete@5"), g(v, "complete@10")],
@@ -62,26 +71,8 @@ pub fn report(set_dir: &Path, value: &Value) -> String {
             passed_near_miss: x.get("passed_near_miss").and_then(Value::as_f64),
             passed_other: x.get("passed_other_irrelevance").and_then(Value::as_f64),
         }),
-        sessions: value.get("sessions").map(|x| pcd_ui_text::EvalSessions {
-            sessions: n(x, "sessions"),
-            length: n(x, "length"),
-            withheld_text_median: g(x, "withheld_text_median"),
-            withheld_candidates_median: g(x, "withheld_candidates_median"),
-            needs_met: (g(x, "needs_met_share"), n(x, "topical_prompts")),
-            exposed_per_session: g(x, "exposed_per_session"),
-            tool_rounds: 0,
-        }),
-        sessions_tool_round: value
-            .get("sessions_tool_round")
-            .map(|x| pcd_ui_text::EvalSessions {
-                sessions: n(x, "sessions"),
-                length: n(x, "length"),
-                withheld_text_median: g(x, "withheld_text_median"),
-                withheld_candidates_median: g(x, "withheld_candidates_median"),
-                needs_met: (g(x, "needs_met_share"), n(x, "topical_prompts")),
-                exposed_per_session: g(x, "exposed_per_session"),
-                tool_rounds: n(x, "tool_rounds_per_prompt"),
-            }),
+        sessions: value.get("sessions").map(sessions),
+        sessions_tool_round: value.get("sessions_tool_round").map(sessions),
         calibration: pcd_ui_text::EvalCalibration {
             pairs: n(cal, "pairs"),
             brier: g(cal, "brier"),

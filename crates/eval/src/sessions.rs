@@ -289,12 +289,17 @@ pub fn run_sessions(
             add_to(&mut round, cands, &added);
             exposed += added.len();
             state.apply_round(&round, None, None);
-            // The tool rounds' top-ups: from the prompt's own scores, never a new call.
-            for tool_round in 0..if scores.is_empty() { 0 } else { tool_rounds } {
-                for i in open_now(&state, cands) {
-                    scores[i] = None;
+            // The tool rounds' top-ups: from the prompt's own scores, never a new call, and only
+            // what is not available yet (the prompt's candidates were all withheld before it).
+            let mut more = added;
+            for tool_round in 0..tool_rounds {
+                for &i in &more {
+                    // An unscored round has no scores to top up from.
+                    if let Some(score) = scores.get_mut(i) {
+                        *score = None;
+                    }
                 }
-                let more = added_by(&scores, threshold, cap);
+                more = added_by(&scores, threshold, cap);
                 if more.is_empty() {
                     break;
                 }
@@ -356,15 +361,6 @@ fn add_to(round: &mut Round, cands: &[Candidate], added: &[usize]) {
             CandidateKey::Group(key) => round.groups.push(key.clone()),
         }
     }
-}
-
-/// The candidates of the prompt's set (`cands`) available on the branch now: a top-up only
-/// adds what is not.
-fn open_now(state: &BranchState, cands: &[Candidate]) -> Vec<usize> {
-    let now = available(state);
-    (0..cands.len())
-        .filter(|&i| is_open(&cands[i], &now))
-        .collect()
 }
 
 /// Whether a candidate of the full set is available on the branch.

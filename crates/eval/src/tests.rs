@@ -916,21 +916,22 @@ fn sessions_are_drawn_the_same_way_and_availability_adds_up() {
     // The tool-round cadence: one prompt, then three tool rounds, each topping up at most the
     // cap from the prompt's scores, never below the threshold.
     let one_prompt = vec![vec![SessionPrompt::Coding(0)]];
+    for (threshold, cap, rounds, exposed) in [
+        (0.0, 1, 0, 1.0),
+        (0.0, 1, 3, 4.0),
+        (0.0, 4, 3, 10.0),
+        (1.5, 1, 3, 0.0),
+    ] {
+        let run = run_rounds(&one_prompt, threshold, cap, 1, rounds);
+        assert_eq!(
+            run.exposed_per_session, exposed,
+            "{threshold} {cap} {rounds}"
+        );
+    }
+    // Fewer candidates than the minimum: all available unscored, and no tool round adds more.
     assert_eq!(
-        run_rounds(&one_prompt, 0.0, 1, 1, 0).exposed_per_session,
-        1.0
-    );
-    assert_eq!(
-        run_rounds(&one_prompt, 0.0, 1, 1, 3).exposed_per_session,
-        4.0
-    );
-    assert_eq!(
-        run_rounds(&one_prompt, 0.0, 4, 1, 3).exposed_per_session,
+        run_rounds(&one_prompt, 1.5, 6, 11, 3).exposed_per_session,
         10.0
-    );
-    assert_eq!(
-        run_rounds(&one_prompt, 1.5, 1, 1, 3).exposed_per_session,
-        0.0
     );
     // Tool rounds only ever add: a whole session opens at least what the prompts alone do.
     let prompts_only = run(0.3, 2, 1);

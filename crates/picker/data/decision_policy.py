@@ -107,6 +107,11 @@ def cosine_of(c):
     return c['cosine']
 
 
+def fused_of(c):
+    """A candidate's fused evidence: what the fused ranking orders by."""
+    return LEX * c['lexical'] + COS * cosine_of(c)
+
+
 def labels(name):
     lab = {}
     for f in ['queries.jsonl', 'irrelevance.jsonl']:
@@ -236,10 +241,10 @@ def prep(name, mode, split, gate):
     for j, p in enumerate(rows):
         # In fused order, as `semantic_features` dumps them (ties in candidate order): a
         # candidate's place is its rank.
-        cs = sorted(p['candidates'][:K], key=lambda c: -(LEX * c['lexical'] + COS * cosine_of(c)))
+        cs = sorted(p['candidates'][:K], key=lambda c: -fused_of(c))
         G = gate(p)
         if cs:
-            fused = [LEX * c['lexical'] + COS * cosine_of(c) for c in cs]
+            fused = [fused_of(c) for c in cs]
             bf, bc = max(fused), max(cosine_of(c) for c in cs)
             for i, c in enumerate(cs):
                 row = [G, fused[i], bc, bf, 1.0 if p['local_file'] else 0.0,
@@ -388,17 +393,17 @@ def objective(D, w, verbose=False):
 def search(D, best, iterations, seed):
     bj = objective(D, best)
     rng = np.random.default_rng(seed); step = 0.6
+    # `log_rank` moves only with FREE_RANK=1: the other weights draw as they did before it.
+    rank_at = 1 + NAMES.index('log_rank')
+    free = np.ones(len(best), bool)
+    free[rank_at] = FREE_RANK
+    k = int(free.sum())
     for it in range(iterations):
-        # `log_rank` moves only with FREE_RANK=1: the other weights draw as they did before it.
-        free = np.ones(len(best), bool)
-        free[1 + NAMES.index('log_rank')] = FREE_RANK
-        k = int(free.sum())
         cand = best.copy()
         cand[free] = best[free] + rng.normal(0, step, k) * (rng.random(k) < 0.35)
         cand[2] = max(cand[2], 0)  # evidence adds, never subtracts
         if STANDOUT:
             cand[len(NAMES)] = max(cand[len(NAMES)], 0)
-        rank_at = 1 + NAMES.index('log_rank')
         cand[rank_at] = min(cand[rank_at], 0)  # never positive: the order stays the fused one
         tie_at = len(NAMES) + 1
         cand[tie_at] = max(cand[tie_at], TIE_MIN)  # near-tied siblings share the choice

@@ -17,8 +17,10 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ranking_views  # noqa: E402  (its `measure`: the reach and R@5 every script here reports)
+
 LEX = 0.35
-CAP = 6
 rng = np.random.default_rng(0)
 DIR = '.'
 
@@ -55,22 +57,13 @@ def score(C, q, W):
 
 
 def measure(C, ps, W, split, sl=None):
-    reach = r5 = n = needs = 0
-    for q in ps:
-        if q["split"] != split:
-            continue
-        if sl is not None and q["slice"] != sl:
-            continue
-        s = score(C, q, W)
-        rank = np.empty(len(s), int)
-        rank[np.argsort(-s)] = np.arange(len(s))
-        ranks = [min(rank[c] for c in need) for need in q["needs"]]
-        n += 1
-        reach += max(ranks) < CAP
-        for r in ranks:
-            needs += 1
-            r5 += r < 5
-    return (reach / max(n, 1), r5 / max(needs, 1), n)
+    """Reach and R@5 of `split`'s prompts (of slice `sl`, when given), as `ranking_views.py`
+    measures them, and how many prompts."""
+    chosen = [q for q in ps if q["split"] == split and (sl is None or q["slice"] == sl)]
+    if not chosen:
+        return (0.0, 0.0, 0)
+    reach, r5 = ranking_views.measure(chosen, lambda q: score(C, q, W), split)
+    return (reach, r5, len(chosen))
 
 
 def train(data, rank, lam, epochs, tau=0.05, lr=1e-3):

@@ -201,6 +201,40 @@ pub struct EvalSweepRow {
     pub session_needs_met: Option<f64>,
 }
 
+/// One run of sessions' line: the `prompt` cadence's, or the same sessions in the `tool-round`
+/// cadence when tool rounds followed each prompt.
+fn sessions(s: &mut String, x: &EvalSessions, what: &str) {
+    let (opening, after) = if x.tool_rounds == 0 {
+        (
+            format!(
+                "sessions ({} of {} prompts, mostly coding-only)",
+                x.sessions, x.length
+            ),
+            "their round",
+        )
+    } else {
+        (
+            format!(
+                "the same sessions in the tool-round cadence ({} tool rounds after each prompt, \
+                 each adding up to the cap of the prompt's candidates at or above the threshold)",
+                x.tool_rounds
+            ),
+            "their rounds",
+        )
+    };
+    let _ = writeln!(
+        s,
+        "{opening}: at the end {:.1}% of definition text and {:.1}% of {what} still withheld \
+         (medians), {:.1} {what} made available per session; topical prompts whose every need \
+         was available after {after}: {:.1}% of {}",
+        100.0 * x.withheld_text_median,
+        100.0 * x.withheld_candidates_median,
+        x.exposed_per_session,
+        100.0 * x.needs_met.0,
+        x.needs_met.1,
+    );
+}
+
 /// The `eval` text report: a table of the embedded scorer and Pi's two `tool_search` rankers,
 /// then the selection.
 pub fn eval_report(r: &EvalReport) -> String {
@@ -283,39 +317,9 @@ pub fn eval_report(r: &EvalReport) -> String {
             passed.join(", ")
         );
     }
-    if let Some(x) = &r.sessions {
-        let what = if r.mode == "mcp" { "groups" } else { "tools" };
-        let _ = writeln!(
-            s,
-            "sessions ({} of {} prompts, mostly coding-only): at the end {:.1}% of definition text \
-             and {:.1}% of {what} still withheld (medians), {:.1} {what} made available per \
-             session; topical prompts whose every need was available after their round: {:.1}% \
-             of {}",
-            x.sessions,
-            x.length,
-            100.0 * x.withheld_text_median,
-            100.0 * x.withheld_candidates_median,
-            x.exposed_per_session,
-            100.0 * x.needs_met.0,
-            x.needs_met.1,
-        );
-    }
-    if let Some(x) = &r.sessions_tool_round {
-        let what = if r.mode == "mcp" { "groups" } else { "tools" };
-        let _ = writeln!(
-            s,
-            "the same sessions in the tool-round cadence ({} tool rounds after each prompt, each \
-             adding up to the cap of the prompt's candidates at or above the threshold): at the \
-             end {:.1}% of definition text and {:.1}% of {what} still withheld (medians), {:.1} \
-             {what} made available per session; topical prompts whose every need was available \
-             after their rounds: {:.1}% of {}",
-            x.tool_rounds,
-            100.0 * x.withheld_text_median,
-            100.0 * x.withheld_candidates_median,
-            x.exposed_per_session,
-            100.0 * x.needs_met.0,
-            x.needs_met.1,
-        );
+    let what = if r.mode == "mcp" { "groups" } else { "tools" };
+    for x in [&r.sessions, &r.sessions_tool_round].into_iter().flatten() {
+        sessions(&mut s, x, what);
     }
     calibration(&mut s, &r.calibration);
     if !r.sweep.is_empty() {
