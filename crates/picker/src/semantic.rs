@@ -208,10 +208,20 @@ pub fn cosines(prompts: &[Vec<f32>], candidates: &[Vec<f32>]) -> Vec<f64> {
         .collect()
 }
 
-/// How much of the lexical score a candidate's fused evidence takes; the cosine takes the rest.
-/// Both add: a candidate with no shared word (lexical 0) keeps its cosine's share, and the
-/// candidates are ranked by this sum, as they were before the decision policy.
+/// How much of the lexical score a tool candidate's fused evidence takes
+/// ([`FusedCalibration::lexical_share`] in `tools` mode); the cosine takes the rest. Both add: a
+/// candidate with no shared word (lexical 0) keeps its cosine's share, and the candidates are
+/// ranked by this sum, as they were before the decision policy.
 pub const LEXICAL_SHARE: f64 = 0.35;
+
+/// How much of the lexical score a group candidate's fused evidence takes (`mcp` mode). Less
+/// than a tool's: a group's text (its key, label, description and member names) is long, so
+/// some group shares a word with most prompts, and with a handful of groups the one sharing it
+/// stood first over the group closest in meaning (on `examples/inventory.json`, "remind me to
+/// call the dentist" went to the incident tools' group first, not to the notes' or the to-do
+/// list's). With 0.15 the groups made available meet more of the everyday set's needs, its
+/// paraphrases most (`BENCHMARKS.md`, "Issue 31: a group's lexical share").
+pub const GROUP_LEXICAL_SHARE: f64 = 0.15;
 
 /// The dimension of the need gate's vectors (all-MiniLM-L6-v2's).
 pub const NEED_GATE_DIMENSIONS: usize = 384;
@@ -256,8 +266,8 @@ pub fn need_probability(prompt: &[f32]) -> Option<f64> {
 ///   exposes nothing however well some description matches its words, in an inventory of 20
 ///   tools as in one of 1,000: as a term only, it was outweighed where few candidates make each
 ///   one's evidence stand high.
-/// - *Which candidates?* The candidate's fused evidence ([`LEXICAL_SHARE`] of its lexical score
-///   plus the rest of its cosine): its cosine stands on its own (a paraphrase sharing no word
+/// - *Which candidates?* The candidate's fused evidence ([`FusedCalibration::lexical_share`] of
+///   its lexical score plus the rest of its cosine): its cosine stands on its own (a paraphrase sharing no word
 ///   with the prompt can cross the threshold) and its lexical score adds (a lexical zero adds
 ///   nothing and vetoes nothing); the prompt's best cosine and best fused evidence set the bar.
 ///   Candidates whose logit is within [`FusedCalibration::tie`] of the best take the best's
@@ -295,6 +305,10 @@ pub struct FusedCalibration {
     pub log_rank: f64,
     /// How far below the best logit a candidate still shares the best's score.
     pub tie: f64,
+    /// How much of the lexical score the candidate's fused evidence takes, in [0, 1]; its
+    /// cosine takes the rest ([`LEXICAL_SHARE`] for tools, [`GROUP_LEXICAL_SHARE`] for groups).
+    /// Not one of the [`FusedCalibration::WEIGHTS`]: the ranking's, fixed before the fit.
+    pub lexical_share: f64,
     /// The two questions as two factors, when set: the score is the probability that the prompt
     /// needs anything outside the code, `sigmoid(scale × the gate's logit + bias)`, times the
     /// candidate's score from its logit (the tie applies to that one; [`FusedCalibration::need`]
@@ -329,6 +343,7 @@ impl FusedCalibration {
             log_candidates: w[6],
             log_rank: w[7],
             tie: w[8],
+            lexical_share: LEXICAL_SHARE,
             need_factor: None,
         }
     }
@@ -366,7 +381,10 @@ impl FusedCalibration {
     pub fn shipped(mode: Mode) -> FusedCalibration {
         match mode {
             Mode::Tools => FusedCalibration::with_need_factor(SHIPPED_TOOLS_CALIBRATION),
-            Mode::Mcp => FusedCalibration::two_factor(SHIPPED_GROUPS_CALIBRATION),
+            Mode::Mcp => FusedCalibration {
+                lexical_share: GROUP_LEXICAL_SHARE,
+                ..FusedCalibration::two_factor(SHIPPED_GROUPS_CALIBRATION)
+            },
         }
     }
 }
@@ -398,7 +416,7 @@ const SHIPPED_TOOLS_CALIBRATION: [f64; FusedCalibration::WEIGHTS + 2] = [
 /// at a session's end, for the same needs met (`BENCHMARKS.md`, "Issue 31: what the tool-round
 /// cadence adds").
 const SHIPPED_GROUPS_CALIBRATION: [f64; FusedCalibration::WEIGHTS + 1] = [
-    4.737, 0.938, 17.556, 0.594, -7.220, -1.345, -1.119, -1.933, 1.756, 1.491,
+    4.737, 0.697, 17.973, 0.686, -7.102, -1.490, -1.119, -1.998, 1.407, 1.301,
 ];
 
 /// How much lower than the best a tied candidate scores per unit of logit it is below the best:
@@ -422,12 +440,12 @@ pub fn fused_scores(
         return Vec::new();
     }
     let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
+    let share = finite(calibration.lexical_share).clamp(0.0, 1.0);
     let fused: Vec<f64> = lexical[..n]
         .iter()
         .zip(&cosines[..n])
         .map(|(&l, &c)| {
-            LEXICAL_SHARE * finite(l).clamp(0.0, 1.0)
-                + (1.0 - LEXICAL_SHARE) * finite(c).clamp(-1.0, 1.0)
+            share * finite(l).clamp(0.0, 1.0) + (1.0 - share) * finite(c).clamp(-1.0, 1.0)
         })
         .collect();
     let best_fused = fused.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -623,6 +641,34 @@ mod tests {
         assert!(tools.need_factor.is_some() && tools.need > 0.0);
     }
 
+    /// In group mode one shared word weighs less against meaning than in tools mode: a group
+    /// closer to the prompt in meaning stands before one that only shares a word with it (a
+    /// group's long text shares some word with most prompts), where the tools' share put the
+    /// word first; the word still adds to the group that has it.
+    #[test]
+    fn in_group_mode_meaning_outweighs_one_shared_word() {
+        let c = FusedCalibration::shipped(Mode::Mcp);
+        assert!(c.lexical_share < LEXICAL_SHARE, "{c:?}");
+        let lexical = [0.9, 0.0, 0.0, 0.0];
+        let cosines = [0.25, 0.45, 0.1, 0.05];
+        let scores = fused_scores(&lexical, &cosines, Some(3.0), false, &c);
+        assert!(scores[1] > scores[0], "{scores:?}");
+        let to_option = |s: &[f64]| s.iter().map(|&x| Some(x)).collect::<Vec<_>>();
+        let first = crate::round::select(&to_option(&scores), THRESHOLD, 1);
+        assert!(
+            matches!(first[1], crate::round::Outcome::Added { .. }),
+            "{first:?}"
+        );
+        let tools_share = FusedCalibration {
+            lexical_share: LEXICAL_SHARE,
+            ..c
+        };
+        let by_word = fused_scores(&lexical, &cosines, Some(3.0), false, &tools_share);
+        assert!(by_word[0] > by_word[1], "{by_word:?}");
+        let no_word = fused_scores(&[0.0; 4], &cosines, Some(3.0), false, &c);
+        assert!(scores[0] > no_word[0], "{scores:?} {no_word:?}");
+    }
+
     /// Lexical evidence adds: a lexical zero never vetoes, and more of it never lowers a score.
     #[test]
     fn lexical_evidence_adds_and_never_vetoes() {
@@ -652,7 +698,7 @@ mod tests {
         let mut cosines = vec![0.0; 50];
         cosines[..3].copy_from_slice(&[
             0.55,
-            0.55 - 0.5 * c.tie / (c.fused * (1.0 - LEXICAL_SHARE)),
+            0.55 - 0.5 * c.tie / (c.fused * (1.0 - c.lexical_share)),
             0.1,
         ]);
         let scores = fused_scores(&lexical, &cosines, Some(3.0), false, &c);
