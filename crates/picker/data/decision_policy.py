@@ -136,8 +136,9 @@ def labels(name):
 
 
 # The lexical scores as the fusion reads them (`semantic::lexical_as_fitted`): the lexical
-# calibration's term for the number of candidates (its weight `LEXICAL_LOG_CANDIDATES`, in
-# `embedded.rs`) read at no fewer than the fewest it was fitted on, per mode.
+# calibration's term for the number of candidates (its weight, `log_candidates` of
+# `SHIPPED_CALIBRATION` in `embedded.rs`) read at no fewer than the fewest it was fitted on, per
+# mode (`embedded::FEWEST_FITTED_TOOLS`, `FEWEST_FITTED_GROUPS`).
 LEXICAL_LOG_CANDIDATES = -0.407
 FEWEST_FITTED = {'tools': 157, 'mcp': 28}
 

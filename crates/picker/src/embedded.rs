@@ -125,6 +125,15 @@ impl Default for Calibration {
     }
 }
 
+/// The fewest tools of an inventory the shipped calibration was fitted on (the everyday set's
+/// 157; the shared sets have 199 and 1,383): below it, its weight of the logarithm of the number
+/// of candidates is extrapolated ([`crate::semantic::lexical_as_fitted`]).
+pub const FEWEST_FITTED_TOOLS: usize = 157;
+
+/// The fewest groups of an inventory the shipped calibration was fitted on (the everyday set's
+/// 28 in `mcp` mode); as [`FEWEST_FITTED_TOOLS`].
+pub const FEWEST_FITTED_GROUPS: usize = 28;
+
 /// The shipped calibration's weights, in [`Calibration::from_weights`] order.
 const SHIPPED_CALIBRATION: [f64; Calibration::WEIGHTS] = [
     -1.711, 3.415, 1.368, -1.185, 0.943, 0.0, 0.241, 0.0, 0.235, 2.694, -0.407, -3.176, 0.25,

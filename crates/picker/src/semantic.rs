@@ -7,6 +7,7 @@
 
 use crate::candidates::{Candidate, CandidateKey};
 use pcd_model::Mode;
+use std::borrow::Cow;
 
 /// Texts in, unit-length vectors out. Implemented by the host over the real model
 /// (`pcd-embed`), and by tests over anything deterministic.
@@ -267,9 +268,9 @@ pub fn need_probability(prompt: &[f32]) -> Option<f64> {
 ///   tools as in one of 1,000: as a term only, it was outweighed where few candidates make each
 ///   one's evidence stand high.
 /// - *Which candidates?* The candidate's fused evidence ([`FusedCalibration::lexical_share`] of
-///   its lexical score plus the rest of its cosine): its cosine stands on its own (a paraphrase sharing no word
-///   with the prompt can cross the threshold) and its lexical score adds (a lexical zero adds
-///   nothing and vetoes nothing); the prompt's best cosine and best fused evidence set the bar.
+///   its lexical score plus the rest of its cosine): its cosine stands on its own (a paraphrase
+///   sharing no word with the prompt can cross the threshold) and its lexical score adds (a
+///   lexical zero adds nothing and vetoes nothing); the prompt's best cosine and best fused evidence set the bar.
 ///   Candidates whose logit is within [`FusedCalibration::tie`] of the best take the best's
 ///   score (less a sliver that keeps their order): siblings of one group, or near-synonymous
 ///   tools, that fit about equally well share the choice, within the cap, instead of each
@@ -502,32 +503,26 @@ pub fn fused_scores(
         .collect()
 }
 
-/// The fewest tools of an inventory the lexical scorer's calibration was fitted on (the everyday
-/// set's 157; the shared sets have 199 and 1,383).
-pub const FEWEST_FITTED_TOOLS: usize = 157;
-
-/// The fewest groups of an inventory the lexical scorer's calibration was fitted on (the
-/// everyday set's 28 in `mcp` mode).
-pub const FEWEST_FITTED_GROUPS: usize = 28;
-
 /// The lexical scores as the fusion reads them: each as the lexical scorer's calibration gives
 /// it for an inventory of at least the fewest candidates it was fitted on
-/// ([`FEWEST_FITTED_TOOLS`], [`FEWEST_FITTED_GROUPS`]), so its weight of the logarithm of the
-/// number of candidates is not extrapolated to a smaller one, where each tool fewer raised every
-/// lexical score and one word shared with the prompt outweighed the cosine of the tool it asked
-/// for in other words. The same logit shift for every candidate of the prompt: the lexical order
-/// is kept, and a 0 (no shared term) stays 0. The lexical scorer's own scores, where no model
-/// is installed, are not changed: read alone, the extrapolated term is what lets a small
+/// ([`embedded::FEWEST_FITTED_TOOLS`](crate::embedded::FEWEST_FITTED_TOOLS),
+/// [`embedded::FEWEST_FITTED_GROUPS`](crate::embedded::FEWEST_FITTED_GROUPS)), so its weight of
+/// the logarithm of the number of candidates is not extrapolated to a smaller one, where each
+/// tool fewer raised every lexical score and one word shared with the prompt outweighed the
+/// cosine of the tool it asked for in other words. The same logit shift for every candidate of
+/// the prompt: the lexical order is kept, and a 0 (no shared term) stays 0. From that many
+/// candidates on, the scores as they are, uncopied. The lexical scorer's own scores, where no
+/// model is installed, are not changed: read alone, the extrapolated term is what lets a small
 /// inventory's tools be found by their words.
-pub fn lexical_as_fitted(lexical: &[f64], mode: Mode) -> Vec<f64> {
+pub fn lexical_as_fitted(lexical: &[f64], mode: Mode) -> Cow<'_, [f64]> {
     let n = lexical.len();
     let fewest = match mode {
-        Mode::Tools => FEWEST_FITTED_TOOLS,
-        Mode::Mcp => FEWEST_FITTED_GROUPS,
+        Mode::Tools => crate::embedded::FEWEST_FITTED_TOOLS,
+        Mode::Mcp => crate::embedded::FEWEST_FITTED_GROUPS,
     };
     let weight = crate::embedded::Calibration::default().log_candidates;
     if n == 0 || n >= fewest || weight == 0.0 {
-        return lexical.to_vec();
+        return Cow::Borrowed(lexical);
     }
     let shift = weight * ((fewest as f64).ln() - (n as f64).ln());
     lexical
@@ -545,7 +540,8 @@ pub fn lexical_as_fitted(lexical: &[f64], mode: Mode) -> Vec<f64> {
 /// The shipped scores from vectors: each candidate's cosine with the prompt's vectors (the best
 /// over the texts [`embedded::prompt_texts`](crate::embedded::prompt_texts) gives), the need
 /// gate on the prompt's first vector (the whole prompt), and the candidate's lexical score (as
-/// [`lexical_as_fitted`] reads it), in the shipped policy of `mode`'s candidates ([`fused_scores`], [`FusedCalibration::shipped`]).
+/// [`lexical_as_fitted`] reads it), in the shipped policy of `mode`'s candidates
+/// ([`fused_scores`], [`FusedCalibration::shipped`]).
 /// `candidates` are [`candidate_vectors`]' (a group's with its member names'). The one place
 /// every host (the program, the Session's semantic jobs, the addon) turns vectors into scores.
 pub fn scores_from_vectors(
@@ -737,10 +733,14 @@ mod tests {
             lexical_as_fitted(&sixty, Mode::Tools)[0] > lexical_as_fitted(&small, Mode::Tools)[2]
         );
         // As many as the fit had: unchanged.
-        let tools = vec![0.6; FEWEST_FITTED_TOOLS];
-        assert_eq!(lexical_as_fitted(&tools, Mode::Tools), tools);
-        let groups = vec![0.6; FEWEST_FITTED_GROUPS];
-        assert_eq!(lexical_as_fitted(&groups, Mode::Mcp), groups);
+        let tools = vec![0.6; crate::embedded::FEWEST_FITTED_TOOLS];
+        assert!(
+            matches!(lexical_as_fitted(&tools, Mode::Tools), Cow::Borrowed(t) if t == tools.as_slice())
+        );
+        let groups = vec![0.6; crate::embedded::FEWEST_FITTED_GROUPS];
+        assert!(
+            matches!(lexical_as_fitted(&groups, Mode::Mcp), Cow::Borrowed(g) if g == groups.as_slice())
+        );
         assert!(lexical_as_fitted(&groups[..10], Mode::Mcp)[0] < 0.6);
         // The shipped scores read them so.
         let near = [0.1, 0.2, 0.3, 0.4, 0.5, 0.2];
@@ -838,9 +838,9 @@ mod tests {
     }
 
     /// In group mode, groups that all fit alike no longer all cross the threshold: the shipped
-    /// rank term lets at most two thirds of them through, fewer where the evidence is weaker, where
-    /// without it every one of them scored the same, and `tool-round` top-ups would open them
-    /// all.
+    /// rank term lets at most two thirds of them through, fewer where the evidence is weaker,
+    /// where without it every one of them scored the same, and `tool-round` top-ups would open
+    /// them all.
     #[test]
     fn in_group_mode_groups_alike_do_not_all_cross_the_threshold() {
         let c = FusedCalibration::shipped(Mode::Mcp);
