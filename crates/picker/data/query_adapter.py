@@ -11,40 +11,27 @@ never saw; `BENCHMARKS.md` ("Issue 31: what the tool-round cadence adds") has th
 
 Needs numpy (development only).
 """
-import json
 import os
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ranking_views  # noqa: E402  (its `measure`: the reach and R@5 every script here reports)
+import ranking_views  # noqa: E402  (its reader, and its `measure`: the reach and R@5 every script here reports)
 
-LEX = 0.35
+LEX = ranking_views.LEXICAL_SHARE
 rng = np.random.default_rng(0)
 DIR = '.'
 
 
-def load(name, max_prompts=None):
-    f = open(os.path.join(DIR, f"{name}.jsonl"))
-    head = json.loads(f.readline())
-    cands = head["candidates"]
-    tool_to_c = {m: i for i, c in enumerate(cands) for m in c["members"]}
+def load(name):
+    cands, ps = ranking_views.read(os.path.join(DIR, f"{name}.jsonl"))
     C = np.array([c["vectors"][0] for c in cands], dtype=np.float32)
     C /= np.linalg.norm(C, axis=1, keepdims=True)
-    ps = []
-    for line in f:
-        q = json.loads(line)
-        if q["kind"] == "irrelevance" or not q["needs"]:
-            continue
-        needs = [sorted({tool_to_c[t] for t in need if t in tool_to_c}) for need in q["needs"]]
-        needs = [n for n in needs if n]
-        if not needs:
-            continue
-        pv = np.array(q["prompt_vectors"], dtype=np.float32)
-        ps.append(dict(split=q["split"], needs=needs, lex=np.array(q["lexical"], dtype=np.float32), pv=pv,
-                       slice=q.get("slice")))
-    return C, ps
+    for q in ps:
+        q["needs"] = [n for n in q["needs"] if n]
+        q["lex"] = q["lex"].astype(np.float32)
+    return C, [q for q in ps if q["needs"]]
 
 
 def score(C, q, W):

@@ -19,11 +19,31 @@ LEXICAL_SHARE = 0.35  # semantic::LEXICAL_SHARE
 CAP = 6
 
 
-def load(path):
+def read(path):
+    """A `ranking_dump`: its candidates, and each labelled prompt with a need (its split, needs as
+    candidate indices, lexical scores, prompt vectors and slice)."""
     f = open(path)
-    head = json.loads(f.readline())
-    cands = head["candidates"]
+    cands = json.loads(f.readline())["candidates"]
     tool_to_c = {m: i for i, c in enumerate(cands) for m in c["members"]}
+    prompts = []
+    for line in f:
+        q = json.loads(line)
+        if q["kind"] == "irrelevance" or not q["needs"]:
+            continue
+        prompts.append(
+            dict(
+                split=q["split"],
+                needs=[sorted({tool_to_c[t] for t in need if t in tool_to_c}) for need in q["needs"]],
+                lex=np.array(q["lexical"]),
+                pv=np.array(q["prompt_vectors"], dtype=np.float32),
+                slice=q.get("slice"),
+            )
+        )
+    return cands, prompts
+
+
+def load(path):
+    cands, prompts = read(path)
     whole = np.array([c["vectors"][0] for c in cands], dtype=np.float32)
     views = np.array(
         [c["view_vectors"] if c["view_vectors"] else [c["vectors"][0]] * 3 for c in cands],
@@ -31,23 +51,9 @@ def load(path):
     )
     labels = sorted({c["label"] for c in cands})
     group = np.array([labels.index(c["label"]) for c in cands])
-    prompts = []
-    for line in f:
-        q = json.loads(line)
-        if q["kind"] == "irrelevance" or not q["needs"]:
-            continue
-        needs = [sorted({tool_to_c[t] for t in need if t in tool_to_c}) for need in q["needs"]]
-        pv = np.array(q["prompt_vectors"], dtype=np.float32)
-        prompts.append(
-            dict(
-                split=q["split"],
-                needs=needs,
-                lex=np.array(q["lexical"]),
-                pv=pv,
-                whole=(pv @ whole.T).max(0),
-                views=np.einsum("pd,cvd->pcv", pv, views).max(0),
-            )
-        )
+    for q in prompts:
+        q["whole"] = (q["pv"] @ whole.T).max(0)
+        q["views"] = np.einsum("pd,cvd->pcv", q["pv"], views).max(0)
     return whole, group, prompts
 
 
