@@ -708,7 +708,7 @@ mod tests {
                     serde_json::json!(0.65),
                 ),
                 ("\x1b[B+", "maxNewTools", serde_json::json!(7)),
-                ("\x1b[B\x1b[D", "maxNewGroups", serde_json::json!(1)),
+                ("\x1b[B\x1b[D", "maxNewGroups", serde_json::json!(2)),
                 ("\x1b[B-", "minimumCandidates", serde_json::json!(9)),
                 ("\x1b[B\x1b[C", "batchSize", serde_json::json!(60)),
                 ("\x1b[B\x1b[C", "concurrency", serde_json::json!(7)),
@@ -728,7 +728,7 @@ mod tests {
                     d.max_new_groups,
                     d.minimum_candidates
                 ),
-                (0.65, 7, 1, Some(9))
+                (0.65, 7, 2, Some(9))
             );
             assert_eq!((d.batch_size, d.concurrency, d.timeout_ms), (60, 7, 29_000));
             assert_eq!(d.fail_mode, pcd_model::FailMode::Open);

@@ -14,7 +14,7 @@ pub struct SelectionFlags {
     #[arg(long, value_name = "N", value_parser = |v: &str| parse_cap(v, "--max-new-tools"))]
     pub max_new_tools: Option<u32>,
     /// How many groups one round adds at most in mcp mode, 0 to 1000 [default:
-    /// decision.maxNewGroups, 2 built in].
+    /// decision.maxNewGroups, 3 built in].
     #[arg(long, value_name = "N", value_parser = |v: &str| parse_cap(v, "--max-new-groups"))]
     pub max_new_groups: Option<u32>,
 }

@@ -206,7 +206,8 @@ pub struct DecisionSettings {
     pub threshold: f64,
     /// `decision.maxNewTools`: how many tools one round adds at most.
     pub max_new_tools: u32,
-    /// `decision.maxNewGroups`: how many groups one round adds at most.
+    /// `decision.maxNewGroups`: how many groups one round adds at most (3 by default; 2 before
+    /// the recall-first policy, and a file that names 2 keeps it).
     pub max_new_groups: u32,
     /// `decision.minimumCandidates`: with fewer candidates nothing is scored. `None`: not set,
     /// [`MINIMUM_TOOLS_DEFAULT`] tools or [`MINIMUM_GROUPS_DEFAULT`] groups
@@ -232,7 +233,7 @@ impl Default for DecisionSettings {
             api_key_env: None,
             threshold: 0.625,
             max_new_tools: 6,
-            max_new_groups: 2,
+            max_new_groups: 3,
             minimum_candidates: None,
             batch_size: 50,
             concurrency: 6,
@@ -784,8 +785,13 @@ mod tests {
         assert_eq!(s.decision.threshold, 0.625);
         assert_eq!(
             (s.decision.max_new_tools, s.decision.max_new_groups),
-            (6, 2)
+            (6, 3)
         );
+        // A file that names the earlier default keeps it.
+        let (two, w) = Settings::from_json(&json!({"decision": {"maxNewGroups": 2}}));
+        assert!(w.is_empty());
+        assert_eq!(two.decision.max_new_groups, 2);
+        assert_eq!(two.to_json()["decision"]["maxNewGroups"], 2);
         assert_eq!(s.decision.minimum_candidates, None);
         assert_eq!(s.decision.minimum_candidates_for(Mode::Tools), 10);
         assert_eq!(s.decision.minimum_candidates_for(Mode::Mcp), 2);

@@ -1108,7 +1108,7 @@ mod tests {
         go(&mut tab, SettingId::MaxNewGroups);
         assert_eq!(
             tab.handle_key(Key::Left),
-            TabOutcome::SetDecision(DecisionChange::MaxNewGroups(1))
+            TabOutcome::SetDecision(DecisionChange::MaxNewGroups(2))
         );
         go(&mut tab, SettingId::MinimumCandidates);
         assert_eq!(
