@@ -101,7 +101,7 @@ fn main() {
             // Every candidate's fused evidence as the policy reads it (a group's cosine mixing
             // its whole text's with its best member name's), for its mean and spread over the
             // whole inventory: how far a candidate stands out from the rest.
-            let share = semantic::FusedCalibration::shipped(mode).lexical_share;
+            let calibration = semantic::FusedCalibration::shipped(mode);
             let all_fused: Vec<f64> = (0..ev.len())
                 .map(|i| {
                     let best_member = member_vectors[i]
@@ -114,7 +114,7 @@ fn main() {
                     } else {
                         cos[i]
                     };
-                    share * lexical[i] + (1.0 - share) * mixed
+                    calibration.fused_evidence(lexical[i], mixed)
                 })
                 .collect();
             let count = all_fused.len().max(1) as f64;

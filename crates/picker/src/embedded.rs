@@ -43,8 +43,8 @@ pub struct CandidateText<'a> {
 /// score is modest, and a prompt that no tool explains well (or that points at files in the
 /// working tree) exposes nothing. 0 for a candidate that shares no term with the prompt.
 ///
-/// The weights were chosen for what the picker makes available at its defaults (threshold
-/// 0.625, caps 6 tools and 2 groups) on the tune halves of the everyday set and the shared sets:
+/// The weights were chosen for what the picker makes available at its defaults of the time
+/// (threshold 0.625, caps 6 tools and 2 groups) on the tune halves of the everyday set and the shared sets:
 /// as many needed tools (or accepted alternatives) as possible, under floors on the prompts
 /// that must expose nothing (coding-only, near-miss, `bfcl`'s irrelevance prompts) and on the
 /// tools exposed per prompt. `crates/picker/data/calibration.py` fits them; `BENCHMARKS.md` has

@@ -376,6 +376,15 @@ impl FusedCalibration {
 }
 
 impl FusedCalibration {
+    /// A candidate's fused evidence, what the fused ranking orders by:
+    /// [`FusedCalibration::lexical_share`] of its lexical score (in [0, 1]) plus the rest of its
+    /// cosine (in [-1, 1]); anything not finite reads as 0.
+    pub fn fused_evidence(&self, lexical: f64, cosine: f64) -> f64 {
+        let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
+        let share = finite(self.lexical_share).clamp(0.0, 1.0);
+        share * finite(lexical).clamp(0.0, 1.0) + (1.0 - share) * finite(cosine).clamp(-1.0, 1.0)
+    }
+
     /// The shipped calibration of `mode`'s candidates: tools and groups are different
     /// questions (one tool among hundreds, one group among a handful, scored partly by its best
     /// member), so each has its own weights, fitted on that mode's selection.
@@ -452,13 +461,10 @@ pub fn fused_scores(
         return Vec::new();
     }
     let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
-    let share = finite(calibration.lexical_share).clamp(0.0, 1.0);
     let fused: Vec<f64> = lexical[..n]
         .iter()
         .zip(&cosines[..n])
-        .map(|(&l, &c)| {
-            share * finite(l).clamp(0.0, 1.0) + (1.0 - share) * finite(c).clamp(-1.0, 1.0)
-        })
+        .map(|(&l, &c)| calibration.fused_evidence(l, c))
         .collect();
     let best_fused = fused.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let best_cosine = cosines[..n]
