@@ -722,12 +722,20 @@ impl Host {
                     .zip(&classes)
                     .filter(|(_, c)| c.group.as_ref().is_some_and(|g| g.key == key))
             };
+            // With nothing scored, a server no round has considered yet stays available, as
+            // its tools do (`justified`): in group mode its group, in tools mode any member.
+            let unconsidered = members().next().is_some()
+                && match mode {
+                    Mode::Mcp => !state.was_group_considered(&key),
+                    Mode::Tools => members().any(|(t, _)| !state.was_tool_considered(&t.name)),
+                };
             let ok = (readable
                 && (state.is_group_available(&key)
                     || members().any(|(t, _)| state.is_tool_available(&t.name))))
                 || lists.global.has_group(&key)
                 || lists.project.has_group(&key)
-                || members().any(|(t, c)| pinned_by_name(t, c));
+                || members().any(|(t, c)| pinned_by_name(t, c))
+                || (unconsidered && can_grant && !scoring);
             assert!(ok, "a resource call for {server:?} allowed without cause");
         } else {
             assert!(justified(i), "the call to {tool} was allowed without cause");
