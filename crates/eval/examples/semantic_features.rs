@@ -97,7 +97,10 @@ fn main() {
             let p = model.embed(&q.prompt).unwrap();
             let lexical = index.scores(&q.prompt);
             let ev = index.candidate_evidence(&q.prompt);
-            let cos: Vec<f64> = vectors.iter().map(|v| semantic::cosine(&p, v)).collect();
+            // The cosines read the prompt's vector as the adapter moves it; the need gate reads
+            // its own (`prompt_vector` below).
+            let a = semantic::adapted_prompt(&p);
+            let cos: Vec<f64> = vectors.iter().map(|v| semantic::cosine(&a, v)).collect();
             // Every candidate's fused evidence as the policy reads it (a group's cosine mixing
             // its whole text's with its best member name's), for its mean and spread over the
             // whole inventory: how far a candidate stands out from the rest.
@@ -106,7 +109,7 @@ fn main() {
                 .map(|i| {
                     let best_member = member_vectors[i]
                         .iter()
-                        .map(|v| semantic::cosine(&p, v))
+                        .map(|v| semantic::cosine(&a, v))
                         .fold(f64::NEG_INFINITY, f64::max);
                     let mixed = if best_member.is_finite() {
                         (1.0 - semantic::MEMBER_SHARE) * cos[i]
@@ -136,7 +139,7 @@ fn main() {
                     json!({
                         "members": names[i],
                         "label": cset.candidates[i].label,
-                        "member_cosines": member_vectors[i].iter().map(|v| semantic::cosine(&p, v)).collect::<Vec<f64>>(),
+                        "member_cosines": member_vectors[i].iter().map(|v| semantic::cosine(&a, v)).collect::<Vec<f64>>(),
                         "lexical": lexical[i],
                         "cosine": cos[i],
                         "raw": ev[i].raw,

@@ -198,6 +198,9 @@ fn benches(crit: &mut Criterion) {
             })
         },
     );
+    crit.bench_function("query adapter, one prompt vector", |b| {
+        b.iter(|| semantic::adapted_prompt(black_box(&prompt_vector)))
+    });
     // `mcp` mode with the model: 100 groups of 100 members, each group's vector its whole text's
     // then its 100 member names' (10,100 vectors), so each group is also scored by its best
     // member.

@@ -43,8 +43,11 @@ gate's logit is a term of the candidate's logit; with `PRODUCT=1` it is instead 
 own, `sigmoid(scale x logit + bias)`, that multiplies the candidate's score; with `HYBRID=1` both.
 The shipped weights (`src/semantic.rs`), each from the weights shipped before (`START=`):
 - tools: `MODES=tools HYBRID=1 SMALL=DIR SMALL_WEIGHT=3 SMALL_EXP_TOOLS=6 SMALL_IRR_TOOLS=6
-  SMALL_CODING_TOOLS=0.8 AS_FITTED=0 ITER=600`, from
-  `START=4.436,0.317,15.351,0.170,-7.603,-2.321,-1.139,0,0.250,1.536,2.696` (the weights fitted
+  SMALL_CODING_TOOLS=0.8 AS_FITTED=0 ITER=600`, on dumps written with the query adapter (the
+  cosines read the adapted prompt, `query-adapter.f32`), from
+  `START=4.618,0.317,15.500,-0.339,-7.603,-2.821,-1.139,0.0,0.289,1.602,2.807` (the weights
+  without the adapter, fitted so from
+  `START=4.436,0.317,15.351,0.170,-7.603,-2.321,-1.139,0,0.250,1.536,2.696`, themselves fitted
   to the everyday budget of 2.4 tools, `EXP_TOOLS=2.4`, from
   `START=4.431,0.317,15.351,0.170,-7.780,-0.591,-1.139,0,0.398`). `AS_FITTED=0` fits without
   `lexical_as_fitted`: with it the search does not move from those weights at 2.6, and at 2.4 only
@@ -54,8 +57,11 @@ The shipped weights (`src/semantic.rs`), each from the weights shipped before (`
   withheld;
 - groups: `MODES=mcp SKIP=metatool PRODUCT=1 SMALL=DIR SMALL_EXP_MCP=2 SMALL_IRR_MCP=2 ABOVE=1
   ABOVE_EXP_MCP=3.0 ABOVE_IRR_MCP=1.8 FREE_RANK=1 KEEP=10 CODING_MCP=0.15 ITER=900` (the group
-  share, `LEX_SHARE=0.15`, is the default with `MODES=mcp`, and the cap, `CAP_GROUPS=3`), from
-  `START=4.634,0.541,17.617,0.802,-6.533,-2.795,-1.125,-1.902,1.402,1.160` (the weights at a cap
+  share, `LEX_SHARE=0.15`, is the default with `MODES=mcp`, and the cap, `CAP_GROUPS=3`), on
+  dumps written with the query adapter, from
+  `START=4.483,1.061,16.707,0.533,-7.162,-2.099,-1.179,-3.191,3.991,1.571` (the weights without
+  the adapter, fitted so from
+  `START=4.634,0.541,17.617,0.802,-6.533,-2.795,-1.125,-1.902,1.402,1.160`, the weights at a cap
   of two, `CAP_GROUPS=2`, from `START=4.737,0.938,17.556,0.594,-7.220,-1.345,-1.119,-1.933,1.756,
   1.491`; those at the tools' share and without `lexical_as_fitted`, from
   `START=5.303,0.983,16.624,-0.258,-8.100,-1.958,-1.119,0,0.873,1.472` before the rank term).

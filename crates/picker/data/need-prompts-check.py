@@ -13,15 +13,11 @@ import json, re, sys
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from eval_overlap import EvalPrompts, row_problems  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
-EVAL_DIRS = [ROOT / "eval" / name for name in ("everyday", "bfcl", "metatool")]
 LEAST = 350
-
-
-def fold(text):
-    return re.sub(r"\s+", " ", text.lower()).strip()
-
 
 problems = []
 bad = problems.append
@@ -45,45 +41,17 @@ for i, line in enumerate((HERE / "need-prompts.jsonl").read_text().splitlines(),
         bad(f"{r['id']}: kind {r['kind']!r}")
     rows.append(r)
 
-for what, counts in (("id", Counter(r["id"] for r in rows)), ("prompt", Counter(fold(r["prompt"]) for r in rows))):
-    for k, c in counts.items():
-        if c > 1:
-            bad(f"{what} repeated {c} times: {k[:80]!r}")
+evaluation = EvalPrompts()
+problems += row_problems(rows, evaluation)
 by_class = Counter(r["external"] for r in rows)
 for cls in (False, True):
     if by_class[cls] < LEAST:
         bad(f"only {by_class[cls]} prompts with external={str(cls).lower()} (at least {LEAST})")
 
-eval_prompts = set()
-found = []
-for d in EVAL_DIRS:
-    for f in ("queries.jsonl", "irrelevance.jsonl"):
-        p = d / f
-        if p.is_file():
-            found.append(str(p.relative_to(ROOT.parent)))
-            for line in p.read_text().splitlines():
-                if line.strip():
-                    eval_prompts.add(fold(json.loads(line).get("prompt", "")))
-if not any("everyday" in f for f in found):
-    bad("eval/everyday not found")
-if not any("bfcl" in f for f in found) or not any("metatool" in f for f in found):
-    bad("eval/bfcl or eval/metatool not found")
-haystack = "\n".join(eval_prompts)
-long_eval = [e for e in eval_prompts if len(e) >= 40]
-for r in rows:
-    p = fold(r["prompt"])
-    if p in eval_prompts:
-        bad(f"{r['id']}: identical to an evaluation prompt")
-    elif p in haystack:
-        bad(f"{r['id']}: contained in an evaluation prompt")
-    else:
-        hit = next((e for e in long_eval if e in p), None)
-        if hit:
-            bad(f"{r['id']}: contains the evaluation prompt {hit[:60]!r}")
 
 kinds = {cls: Counter(r["kind"] for r in rows if r["external"] is cls) for cls in (False, True)}
 print(f"{len(rows)} prompts: {by_class[False]} external=false, {by_class[True]} external=true; "
-      f"compared with {len(eval_prompts)} evaluation prompts from {len(found)} files")
+      f"compared with {len(evaluation.prompts)} evaluation prompts from {len(evaluation.found)} files")
 for cls in (False, True):
     print(f"  external={str(cls).lower()} kinds: " + ", ".join(f"{k} {c}" for k, c in sorted(kinds[cls].items())))
 for p in problems:

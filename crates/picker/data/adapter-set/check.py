@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Checks the query adapter's training set (see README.md). Usage: python3 check.py. Exit 1 on a problem.
+
+- `tools.json` parses, every tool has a name and a description, names are unique;
+- every line of `queries.jsonl` parses with exactly id, prompt and needs, ids and prompts are
+  unique, and every tool a need names is in `tools.json`;
+- no prompt is identical to, contained in, or contains (40 characters or more) a prompt of the
+  evaluation sets (eval/everyday, eval/bfcl, eval/metatool), after lowercasing and folding
+  whitespace; no tool shares a name or a description with a tool of those sets.
+Python's standard library only; it reads the data and scores nothing.
+"""
+import json, sys
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from eval_overlap import EVAL_DIRS, EvalPrompts, fold, row_problems  # noqa: E402
+
+problems = []
+bad = problems.append
+tools = json.loads((HERE / "tools.json").read_text())
+names = Counter(t.get("name") for t in tools)
+for t in tools:
+    if not t.get("name") or not t.get("description"):
+        bad(f"a tool without a name or a description: {str(t)[:60]!r}")
+for n, c in names.items():
+    if c > 1:
+        bad(f"tool name repeated {c} times: {n}")
+rows = []
+for i, line in enumerate((HERE / "queries.jsonl").read_text().splitlines(), 1):
+    try:
+        r = json.loads(line)
+    except ValueError:
+        bad(f"queries.jsonl line {i}: not JSON")
+        continue
+    if set(r) != {"id", "prompt", "needs"}:
+        bad(f"queries.jsonl line {i}: fields {sorted(r)}")
+        continue
+    for need in r["needs"]:
+        for n in need:
+            if n not in names:
+                bad(f"{r['id']}: needs a tool the inventory lacks")
+    rows.append(r)
+evaluation = EvalPrompts()
+problems += row_problems(rows, evaluation)
+
+eval_names, eval_descriptions = set(), set()
+for d in EVAL_DIRS:
+    for t in json.loads((d / "tools.json").read_text()):
+        eval_names.add(t.get("name"))
+        eval_descriptions.add(fold(t.get("description") or ""))
+for t in tools:
+    if t["name"] in eval_names:
+        bad(f"tool {t['name']}: named as a tool of an evaluation set")
+    if fold(t["description"]) in eval_descriptions:
+        bad(f"tool {t['name']}: described as a tool of an evaluation set")
+
+servers = Counter(t["namespace"]["name"] if "namespace" in t else t["sourceInfo"]["source"] for t in tools)
+print(f"{len(tools)} tools of {len(servers)} servers and extensions, {len(rows)} prompts; "
+      f"compared with {len(evaluation.prompts)} evaluation prompts and {len(eval_names)} evaluation tools")
+for p in problems:
+    print("PROBLEM:", p)
+sys.exit(1 if problems else 0)
