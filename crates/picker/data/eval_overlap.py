@@ -3,6 +3,7 @@
 `need-prompts-check.py` and `adapter-set/check.py`. Python's standard library only."""
 import json
 import re
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -54,7 +55,6 @@ class EvalPrompts:
 def row_problems(rows, evaluation=None):
     """The problems every training file shares: a repeated id or prompt (folded), an evaluation
     set not found, a prompt the evaluation sets have (`EvalPrompts.overlap`)."""
-    from collections import Counter
     out = []
     for what, counts in (("id", Counter(r["id"] for r in rows)),
                          ("prompt", Counter(fold(r["prompt"]) for r in rows))):

@@ -31,43 +31,36 @@ inventory's tools, `BENCHMARKS.md` has it).
 
 Needs numpy (development only).
 """
-import json
 import os
 import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ranking_views  # noqa: E402  (its reader and its `measure`, which every script here reports)
+
 # The fused evidence's lexical share, and the cap of the reach, per mode (`src/semantic.rs`).
-LEXICAL_SHARE = {'tools': 0.35, 'mcp': 0.15}
+LEXICAL_SHARE = {'tools': ranking_views.LEXICAL_SHARE, 'mcp': 0.15}
 CAP = {'tools': 6, 'mcp': 3}
 MEMBER_SHARE = 0.5
 
 
 def load(directory, name):
-    """A `ranking_dump`: each candidate's whole text vector and its members' (a group's), and each
-    labelled prompt with a need."""
-    f = open(os.path.join(directory, name + '.jsonl'), encoding='utf-8')
-    cands = json.loads(f.readline())['candidates']
+    """A `ranking_dump` as `ranking_views.read` gives it, with each candidate's whole text vector
+    and its members' (a group's)."""
+    cands, prompts = ranking_views.read(os.path.join(directory, name + '.jsonl'))
     mode = 'mcp' if name.endswith('-mcp') else 'tools'
-    index = {m: i for i, c in enumerate(cands) for m in c['members']}
     whole = np.array([c['vectors'][0] for c in cands], np.float32)
     members, owner = [], []
     for i, c in enumerate(cands):
         if mode == 'mcp' and len(c['vectors']) > 1:
             members += c['vectors'][1:]
             owner += [i] * (len(c['vectors']) - 1)
-    prompts = []
-    for line in f:
-        q = json.loads(line)
-        if q['kind'] == 'irrelevance' or not q['needs']:
-            continue
-        needs = [sorted({index[t] for t in n if t in index}) for n in q['needs']]
-        needs = [n for n in needs if n]
-        if needs:
-            prompts.append(dict(split=q['split'], needs=needs, slice=q.get('slice'),
-                                lex=np.array(q['lexical'], np.float32),
-                                pv=np.array(q['prompt_vectors'], np.float32)))
-    return dict(mode=mode, whole=whole, n=len(cands), prompts=prompts, whole_set=name.startswith('adapter'),
+    for q in prompts:
+        q['needs'] = [n for n in q['needs'] if n]
+        q['lex'] = q['lex'].astype(np.float32)
+    return dict(mode=mode, whole=whole, n=len(cands), whole_set=name.startswith('adapter'),
+                prompts=[q for q in prompts if q['needs']],
                 members=np.array(members, np.float32).reshape(-1, 384), owner=np.array(owner, int))
 
 
@@ -98,20 +91,13 @@ def score(s, q, W):
 
 
 def measure(s, W, split, sl=None):
-    """The reach (every need within the cap's best), R@5 over needs, and how many prompts."""
-    reach = r5 = n = needs = 0
-    for q in s['prompts']:
-        if q['split'] != split or (sl and q['slice'] != sl):
-            continue
-        sc = score(s, q, W)
-        rank = np.empty(len(sc), int)
-        rank[np.argsort(-sc, kind='stable')] = np.arange(len(sc))
-        ranks = [min(rank[c] for c in need) for need in q['needs']]
-        n += 1
-        reach += max(ranks) < CAP[s['mode']]
-        needs += len(ranks)
-        r5 += sum(r < 5 for r in ranks)
-    return reach / max(n, 1), r5 / max(needs, 1), n
+    """The reach (every need within the cap's best) and R@5 over needs of `split`'s prompts (of
+    slice `sl`, when given), as `ranking_views.measure` counts them, and how many prompts."""
+    chosen = [q for q in s['prompts'] if q['split'] == split and (sl is None or q['slice'] == sl)]
+    if not chosen:
+        return 0.0, 0.0, 0
+    reach, r5 = ranking_views.measure(chosen, lambda q: score(s, q, W), split, CAP[s['mode']])
+    return reach, r5, len(chosen)
 
 
 def train(sets, lam, epochs, tau=0.05, lr=1e-3):

@@ -63,7 +63,8 @@ def sibling(fused, group, share):
     return fused + share * best[group]
 
 
-def measure(prompts, score, split):
+def measure(prompts, score, split, cap=CAP):
+    """The reach (every need within the `cap` best) and R@5 over needs of `split`'s prompts."""
     reach = r5 = n = needs = 0
     for q in prompts:
         if q["split"] != split:
@@ -73,11 +74,11 @@ def measure(prompts, score, split):
         rank[np.argsort(-s)] = np.arange(len(s))
         ranks = [min(rank[c] for c in need) for need in q["needs"]]
         n += 1
-        reach += max(ranks) < CAP
+        reach += max(ranks) < cap
         for r in ranks:
             needs += 1
             r5 += r < 5
-    return reach / n, r5 / needs
+    return reach / max(n, 1), r5 / max(needs, 1)
 
 
 def main():
