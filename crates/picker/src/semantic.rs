@@ -224,7 +224,8 @@ pub const LEXICAL_SHARE: f64 = 0.35;
 /// paraphrases most (`BENCHMARKS.md`, "Issue 31: a group's lexical share").
 pub const GROUP_LEXICAL_SHARE: f64 = 0.15;
 
-/// The dimension of the need gate's vectors (all-MiniLM-L6-v2's).
+/// The dimension of the prompt vectors the need gate and the query adapter read
+/// (all-MiniLM-L6-v2's).
 pub const NEED_GATE_DIMENSIONS: usize = 384;
 
 /// The shipped query adapter's matrix `W`, little-endian `f32`, row-major (`W[i][j]` at
