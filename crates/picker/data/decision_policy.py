@@ -14,7 +14,7 @@ Two questions, each answered from the evidence that answers it:
    does: the candidates answer that, not the gate). The regularisation is chosen by five-fold
    cross-validation (log loss).
 2. *Which candidates?* A logistic function of the gate's logit, the candidate's fused evidence
-   (a share of the lexical score, 0.35 for tools and 0.15 for groups, plus the rest of the
+   (a share of the lexical score, 0.35 of its power 1.5 for tools and 0.15 for groups, plus the rest of the
    cosine: the cosine stands on its own, a lexical zero adds nothing and vetoes nothing), the prompt's best cosine and best fused evidence, whether the prompt names a
    file, the log of the number of candidates and ln(1 + the candidate's rank in the fused
    ranking) (`log_rank`, its weight never positive); candidates whose logit is within `tie` of
@@ -43,9 +43,12 @@ gate's logit is a term of the candidate's logit; with `PRODUCT=1` it is instead 
 own, `sigmoid(scale x logit + bias)`, that multiplies the candidate's score; with `HYBRID=1` both.
 The shipped weights (`src/semantic.rs`), each from the weights shipped before (`START=`):
 - tools: `MODES=tools HYBRID=1 SMALL=DIR SMALL_WEIGHT=3 SMALL_EXP_TOOLS=6 SMALL_IRR_TOOLS=6
-  SMALL_CODING_TOOLS=0.8 AS_FITTED=0 ITER=600`, on dumps written with the query adapter (the
-  cosines read the adapted prompt, `query-adapter.f32`), from
-  `START=4.618,0.317,15.500,-0.339,-7.603,-2.821,-1.139,0.0,0.289,1.602,2.807` (the weights
+  SMALL_CODING_TOOLS=0.8 AS_FITTED=0 KEEP=10 ITER=1500`, on dumps written with the lexical
+  exponent (`LEX_POW`, 1.5 for tools) and the query adapter fitted with it, from
+  `START=4.487,0.249,16.000,0.466,-7.663,-3.031,-1.139,0.0,0.960,2.345,3.649` (the weights at
+  the exponent 1, fitted with `ITER=600` and without `KEEP` on dumps written with the query
+  adapter, the cosines reading the adapted prompt, `query-adapter.f32`, from
+  `START=4.618,0.317,15.500,-0.339,-7.603,-2.821,-1.139,0.0,0.289,1.602,2.807`; the weights
   without the adapter, fitted so from
   `START=4.436,0.317,15.351,0.170,-7.603,-2.321,-1.139,0,0.250,1.536,2.696`, themselves fitted
   to the everyday budget of 2.4 tools, `EXP_TOOLS=2.4`, from
@@ -99,6 +102,9 @@ MEMBER_SHARE = 0.5
 # tools (`LEXICAL_SHARE`), 0.15 for groups (`GROUP_LEXICAL_SHARE`); the cosine takes the rest.
 LEX = float(os.environ.get('LEX_SHARE', '0.15' if os.environ.get('MODES') == 'mcp' else '0.35'))
 COS = 1 - LEX
+# The power the lexical score is raised to before its share (`FusedCalibration::lexical_exponent`):
+# 1.5 for tools (`LEXICAL_EXPONENT`), 1 for groups (`GROUP_LEXICAL_EXPONENT`).
+LEX_POW = float(os.environ.get('LEX_POW', '1.0' if os.environ.get('MODES') == 'mcp' else '1.5'))
 K = 40
 TIE_MIN = float(os.environ.get('TIE_MIN', '0.25'))
 THRESHOLD = float(os.environ.get('THRESHOLD', '0.625'))
@@ -127,7 +133,7 @@ def cosine_of(c):
 
 def fused_of(c):
     """A candidate's fused evidence: what the fused ranking orders by."""
-    return LEX * c['lexical'] + COS * cosine_of(c)
+    return LEX * c['lexical'] ** LEX_POW + COS * cosine_of(c)
 
 
 def labels(name):

@@ -2,8 +2,8 @@
 
 The prompt's vector `p` becomes `p + p W` (normalised) before its cosines with the candidates,
 `W` a 384 x 384 matrix fitted with an L2 penalty, by Adam, to a softmax over each inventory's
-candidates of their fused evidence (a tool's 0.35 lexical + 0.65 cosine; a group's 0.15 lexical
-+ 0.85 of the mix of its whole text's cosine and its best member name's, as `src/semantic.rs`
+candidates of their fused evidence (a tool's 0.35 of its lexical score to the power 1.5 + 0.65 of
+its cosine; a group's 0.15 lexical + 0.85 of the mix of its whole text's cosine and its best member name's, as `src/semantic.rs`
 has them) toward the candidates each prompt needs. The reach (every need within the cap's best:
 6 tools, 3 groups) and R@5 are then measured on other sets.
 
@@ -20,6 +20,9 @@ prompt or tool shapes it:
     done
     python3 crates/picker/data/query_adapter.py $D adapter-tools,adapter-mcp \\
         everyday-tools,bfcl-tools,everyday-mcp,bfcl-mcp 0.01 4 --write
+
+`python3 crates/picker/data/query_adapter.py $D 0.01 4 --held-out` fits on three of the adapter
+set's four parts and measures the fourth, each in turn (`LEXICAL_EXPONENT=X` for another power).
 
 (`ranking_dump` embeds the prompts as they are: the dumps are read without the adapter, and the
 script applies the one it fits.) Lambda 0.01 and 4 epochs were chosen by the reach on each of the
@@ -41,6 +44,9 @@ import ranking_views  # noqa: E402  (its reader and its `measure`, which every s
 
 # The fused evidence's lexical share, and the cap of the reach, per mode (`src/semantic.rs`).
 LEXICAL_SHARE = {'tools': ranking_views.LEXICAL_SHARE, 'mcp': 0.15}
+# The power the lexical score is raised to before its share (`LEXICAL_EXPONENT`,
+# `GROUP_LEXICAL_EXPONENT`); `LEXICAL_EXPONENT=X` tries another for tools.
+LEXICAL_EXPONENT = {'tools': float(os.environ.get('LEXICAL_EXPONENT', ranking_views.LEXICAL_EXPONENT)), 'mcp': 1.0}
 CAP = {'tools': 6, 'mcp': 3}
 MEMBER_SHARE = 0.5
 
@@ -58,8 +64,9 @@ def load(directory, name):
             owner += [i] * (len(c['vectors']) - 1)
     for q in prompts:
         q['needs'] = [n for n in q['needs'] if n]
-        q['lex'] = q['lex'].astype(np.float32)
+        q['lex'] = q['lex'].astype(np.float32) ** LEXICAL_EXPONENT[mode]  # as the fusion reads it
     return dict(mode=mode, whole=whole, n=len(cands), whole_set=name.startswith('adapter'),
+                labels=[c['label'] for c in cands],
                 prompts=[q for q in prompts if q['needs']],
                 members=np.array(members, np.float32).reshape(-1, 384), owner=np.array(owner, int))
 
@@ -142,7 +149,43 @@ def train(sets, lam, epochs, tau=0.05, lr=1e-3):
     return W
 
 
+# The adapter set's parts (`adapter-set/README.md`), by the prefix of their prompts' ids.
+PARTS = ('syn-dev-', 'syn-office-', 'syn-world-', 'syn-misc-')
+
+
+def restrict(s, part, inside):
+    """`s` with the prompts of `part` (`inside`) or of the other parts only, and only the
+    candidates of the servers and extensions those prompts ask for: a part's own inventory."""
+    prompts = [q for q in s['prompts'] if q['id'].startswith(part) == inside]
+    labels = {s['labels'][c] for q in prompts for need in q['needs'] for c in need}
+    kept = [i for i in range(s['n']) if s['labels'][i] in labels]
+    at = {old: new for new, old in enumerate(kept)}
+    member = np.isin(s['owner'], kept)
+    moved = [dict(q, lex=q['lex'][kept], needs=[[at[c] for c in need] for need in q['needs']])
+             for q in prompts]
+    return dict(s, whole=s['whole'][kept], n=len(kept), prompts=moved, labels=[s['labels'][i] for i in kept],
+                members=s['members'][member], owner=np.array([at[o] for o in s['owner'][member]], int))
+
+
+def held_out(directory, lam, epochs):
+    """Each part of the adapter set held out in turn from a fit on the other three (tools and
+    groups alike, each on its own servers' candidates): the reach of its prompts on its own
+    inventory, tools mode, both halves, without and with the adapter, and the mean."""
+    tools, groups = load(directory, 'adapter-tools'), load(directory, 'adapter-mcp')
+    means = []
+    for part in PARTS:
+        W = train([restrict(tools, part, False), restrict(groups, part, False)], lam, epochs)
+        held = restrict(tools, part, True)
+        for split in ('test', 'tune'):
+            b, a = measure(held, None, split), measure(held, W, split)
+            print(f'{part:12} {split}: reach {b[0]:.3f} -> {a[0]:.3f}  (n={a[2]}, {held["n"]} tools)')
+            means.append(a[0])
+    print(f'mean held-out reach {np.mean(means):.3f}')
+
+
 def main():
+    if '--held-out' in sys.argv:
+        return held_out(sys.argv[1], float(sys.argv[2]), int(sys.argv[3]))
     directory, train_sets, eval_sets = sys.argv[1], sys.argv[2].split(','), sys.argv[3].split(',')
     lam, epochs = float(sys.argv[4]), int(sys.argv[5])
     cache = {s: load(directory, s) for s in set(train_sets + eval_sets)}

@@ -16,6 +16,7 @@ import sys
 import numpy as np
 
 LEXICAL_SHARE = 0.35  # semantic::LEXICAL_SHARE
+LEXICAL_EXPONENT = 1.5  # semantic::LEXICAL_EXPONENT
 CAP = 6
 
 
@@ -32,6 +33,7 @@ def read(path):
             continue
         prompts.append(
             dict(
+                id=q["id"],
                 split=q["split"],
                 needs=[sorted({tool_to_c[t] for t in need if t in tool_to_c}) for need in q["needs"]],
                 lex=np.array(q["lexical"]),
@@ -96,7 +98,7 @@ def main():
     print(f"{'cosine':45} {'share':>5}  test reach  R@5  tune reach  R@5")
     for name, cos in cosines.items():
         for share in (0.0, 0.2):
-            fused = lambda q: sibling(LEXICAL_SHARE * q["lex"] + (1 - LEXICAL_SHARE) * cos(q), group, share)
+            fused = lambda q: sibling(LEXICAL_SHARE * q["lex"] ** LEXICAL_EXPONENT + (1 - LEXICAL_SHARE) * cos(q), group, share)
             test = measure(prompts, fused, "test")
             tune = measure(prompts, fused, "tune")
             print(f"{name:45} {share:5.1f}  {test[0]:.3f}  {test[1]:.3f}  {tune[0]:.3f}  {tune[1]:.3f}")
