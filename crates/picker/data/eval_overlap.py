@@ -1,6 +1,7 @@
 """What training data must not share with the evaluation sets: their prompts (`eval/everyday`,
 `eval/bfcl`, `eval/metatool`, every queries and irrelevance file), folded. Used by
-`need-prompts-check.py` and `adapter-set/check.py`. Python's standard library only."""
+`need-prompts-check.py` and `adapter-set/check.py`, with the reading of a JSON-lines file both
+check. Python's standard library only."""
 import json
 import re
 from collections import Counter
@@ -50,6 +51,23 @@ class EvalPrompts:
             return "contained in an evaluation prompt"
         hit = next((e for e in self.long if e in p), None)
         return f"contains the evaluation prompt {hit[:60]!r}" if hit else None
+
+
+def jsonl_rows(path, fields, bad, where=""):
+    """Each line of `path` that is a JSON object with exactly `fields`, as (line number, object);
+    every other line is reported through `bad`, by its number (after `where`)."""
+    rows = []
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        try:
+            r = json.loads(line)
+        except ValueError:
+            bad(f"{where}line {i}: not JSON")
+            continue
+        if not isinstance(r, dict) or set(r) != fields:
+            bad(f"{where}line {i}: fields {sorted(r) if isinstance(r, dict) else type(r).__name__}")
+            continue
+        rows.append((i, r))
+    return rows
 
 
 def row_problems(rows, evaluation=None):

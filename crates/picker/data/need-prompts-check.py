@@ -9,12 +9,12 @@
   nor does one contain an evaluation prompt of 40 characters or more.
 Python's standard library only; it reads the data and scores nothing.
 """
-import json, re, sys
+import re, sys
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eval_overlap import EvalPrompts, row_problems  # noqa: E402
+from eval_overlap import EvalPrompts, jsonl_rows, row_problems  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 LEAST = 350
@@ -22,15 +22,7 @@ LEAST = 350
 problems = []
 bad = problems.append
 rows = []
-for i, line in enumerate((HERE / "need-prompts.jsonl").read_text().splitlines(), 1):
-    try:
-        r = json.loads(line)
-    except ValueError:
-        bad(f"line {i}: not JSON")
-        continue
-    if set(r) != {"id", "prompt", "external", "kind"}:
-        bad(f"line {i}: fields {sorted(r)}")
-        continue
+for i, r in jsonl_rows(HERE / "need-prompts.jsonl", {"id", "prompt", "external", "kind"}, bad):
     if not re.fullmatch(r"np-\d{4}", str(r["id"])):
         bad(f"line {i}: id {r['id']!r}")
     if not isinstance(r["prompt"], str) or not r["prompt"].strip():

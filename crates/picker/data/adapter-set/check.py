@@ -15,7 +15,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from eval_overlap import EVAL_DIRS, EvalPrompts, fold, row_problems  # noqa: E402
+from eval_overlap import EVAL_DIRS, EvalPrompts, fold, jsonl_rows, row_problems  # noqa: E402
 
 problems = []
 bad = problems.append
@@ -28,15 +28,7 @@ for n, c in names.items():
     if c > 1:
         bad(f"tool name repeated {c} times: {n}")
 rows = []
-for i, line in enumerate((HERE / "queries.jsonl").read_text().splitlines(), 1):
-    try:
-        r = json.loads(line)
-    except ValueError:
-        bad(f"queries.jsonl line {i}: not JSON")
-        continue
-    if set(r) != {"id", "prompt", "needs"}:
-        bad(f"queries.jsonl line {i}: fields {sorted(r)}")
-        continue
+for _, r in jsonl_rows(HERE / "queries.jsonl", {"id", "prompt", "needs"}, bad, "queries.jsonl "):
     for need in r["needs"]:
         for n in need:
             if n not in names:
