@@ -22,7 +22,7 @@ prompt or tool shapes it:
         everyday-tools,bfcl-tools,everyday-mcp,bfcl-mcp 0.01 4 --write
 
 `python3 crates/picker/data/query_adapter.py $D 0.01 4 --held-out` fits on three of the adapter
-set's four parts and measures the fourth, each in turn (`LEXICAL_EXPONENT=X` for another power).
+set's four parts and measures the fourth, each in turn (`LEX_POW=X` for another power).
 
 (`ranking_dump` embeds the prompts as they are: the dumps are read without the adapter, and the
 script applies the one it fits.) Lambda 0.01 and 4 epochs were chosen by the reach on each of the
@@ -45,8 +45,8 @@ import ranking_views  # noqa: E402  (its reader and its `measure`, which every s
 # The fused evidence's lexical share, and the cap of the reach, per mode (`src/semantic.rs`).
 LEXICAL_SHARE = {'tools': ranking_views.LEXICAL_SHARE, 'mcp': 0.15}
 # The power the lexical score is raised to before its share (`LEXICAL_EXPONENT`,
-# `GROUP_LEXICAL_EXPONENT`); `LEXICAL_EXPONENT=X` tries another for tools.
-LEXICAL_EXPONENT = {'tools': float(os.environ.get('LEXICAL_EXPONENT', ranking_views.LEXICAL_EXPONENT)), 'mcp': 1.0}
+# `GROUP_LEXICAL_EXPONENT`); `LEX_POW=X` tries another for tools, as in `decision_policy.py`.
+LEXICAL_EXPONENT = {'tools': float(os.environ.get('LEX_POW', ranking_views.LEXICAL_EXPONENT)), 'mcp': 1.0}
 CAP = {'tools': 6, 'mcp': 3}
 MEMBER_SHARE = 0.5
 
