@@ -42,7 +42,13 @@ With `SMALL=DIR` the small inventories of `small_inventories.py DIR` (dumped lik
 gate's logit is a term of the candidate's logit; with `PRODUCT=1` it is instead a factor of its
 own, `sigmoid(scale x logit + bias)`, that multiplies the candidate's score; with `HYBRID=1` both.
 The shipped weights (`src/semantic.rs`), each from the weights shipped before (`START=`):
-- tools: `MODES=tools HYBRID=1 SMALL=DIR SMALL_WEIGHT=3 SMALL_EXP_TOOLS=6 SMALL_IRR_TOOLS=6
+- tools: the weights the fit below prints, then the weight of the log of the number of
+  candidates set to -1.0 by `SLOPES=-1.139,-1.1,-1.05,-1.0,-0.95,-0.9` with the fit's variables
+  and its weights as `START` (`4.325,0.295,16.345,0.447,-7.723,-3.010,-1.139,0.0,1.035,2.242,
+  3.741`; it fits nothing and prints each slope's bias, 3.622 at -1.0, and every set's figures):
+  the middle of the slopes at which `bfcl` meets its selection recall and its irrelevance budget
+  on its test half, the everyday set's scores unchanged at every slope. The fit: `MODES=tools
+  HYBRID=1 SMALL=DIR SMALL_WEIGHT=3 SMALL_EXP_TOOLS=6 SMALL_IRR_TOOLS=6
   SMALL_CODING_TOOLS=0.8 AS_FITTED=0 KEEP=10 ITER=1500`, on dumps written with the lexical
   exponent (`LEX_POW`, 1.5 for tools) and the query adapter fitted with it, from
   `START=4.487,0.249,16.000,0.466,-7.663,-3.031,-1.139,0.0,0.960,2.345,3.649` (the weights at
@@ -382,7 +388,7 @@ BUDGET = {('everyday', 'tools'): {'exp': float(os.environ.get('EXP_TOOLS', '2.6'
                                   'coding': float(os.environ.get('CODING_TOOLS', '0.35'))},
           ('everyday', 'mcp'): {'exp': float(os.environ.get('EXP_MCP', '1.7')),
                                 'coding': float(os.environ.get('CODING_MCP', '0.2'))},
-          ('bfcl', 'tools'): {'exp': 3.85, 'irrelevance': 1.45},
+          ('bfcl', 'tools'): {'exp': 3.85, 'irrelevance': float(os.environ.get('BFCL_IRR', '1.45'))},
           ('bfcl', 'mcp'): {'exp': 1.8, 'irrelevance': 1.0},
           ('metatool', 'tools'): {'exp': 3.5}}
 WEIGHT = {('everyday', 'tools'): 5, ('everyday', 'mcp'): 3, ('bfcl', 'tools'): 1,
@@ -413,9 +419,11 @@ ABOVE = {'tools': {'above': float(os.environ.get('ABOVE_EXP_TOOLS', '3.5')),
 ABOVE_PENALTY = float(os.environ.get('ABOVE_PENALTY', '1'))
 SMALL_ABOVE = float(os.environ.get('SMALL_ABOVE', '1.5'))
 # With `KEEP=W`, recall first: needs met on each tune half may not fall more than `KEEP_SLACK`
-# below the `START` weights'; each point under costs W times the set's weight.
+# below the `START` weights'; each point under costs W times the set's weight. With
+# `KEEP_SMALL=0` the small inventories are not held so (they trade within their own budgets).
 KEEP = float(os.environ.get('KEEP', '0'))
 KEEP_SLACK = float(os.environ.get('KEEP_SLACK', '0'))
+KEEP_SMALL = os.environ.get('KEEP_SMALL', '1') != '0'
 KEEP_BASE = {}
 
 
@@ -431,7 +439,7 @@ def objective(D, w, verbose=False):
         for k, b in budget.items():
             if k in m:
                 J -= (3 * weight if small else 3) * max(0, m[k] - b)
-        if key in KEEP_BASE:
+        if key in KEEP_BASE and not (small and not KEEP_SMALL):
             J -= KEEP * weight * max(0, KEEP_BASE[key] - KEEP_SLACK - m['met'])
         if ABOVE:
             for k, b in ABOVE[key[1]].items():
@@ -441,6 +449,15 @@ def objective(D, w, verbose=False):
         if verbose:
             print(' ', key, {a: round(float(b), 3) for a, b in m.items()})
     return J
+
+
+# With `CENTER=1` a move of the weight of the log of the number of candidates turns about the
+# everyday set's 157 tools (`CENTER_AT`): the bias moves with it so that the logit there stays
+# where it was. A slope alone shifts every inventory's logits, so the search, which moves each
+# weight independently, seldom finds a slope paired with the bias that keeps the everyday set in
+# its budget.
+CENTER = os.environ.get('CENTER') == '1'
+CENTER_AT = float(os.environ.get('CENTER_AT', '157'))
 
 
 def search(D, best, iterations, seed):
@@ -454,6 +471,9 @@ def search(D, best, iterations, seed):
     for it in range(iterations):
         cand = best.copy()
         cand[free] = best[free] + rng.normal(0, step, k) * (rng.random(k) < 0.35)
+        if CENTER:
+            at = 1 + NAMES.index('log_candidates')
+            cand[0] -= (cand[at] - best[at]) * math.log(CENTER_AT)
         cand[2] = max(cand[2], 0)  # evidence adds, never subtracts
         if STANDOUT:
             cand[len(NAMES)] = max(cand[len(NAMES)], 0)
@@ -466,6 +486,29 @@ def search(D, best, iterations, seed):
         if it % 150 == 149:
             step *= 0.7
     return best
+
+
+def slopes(start, D, T):
+    """`SLOPES=a,b,...`: the `START` weights with the weight of the log of the number of
+    candidates set to each value in turn and the bias moved to keep the logit at `CENTER_AT`
+    candidates (the everyday set's 157 tools: its scores stay as they are), every other weight as
+    it is; what each makes of every set, both halves (the small inventories averaged). Fits
+    nothing."""
+    at = 1 + NAMES.index('log_candidates')
+    for slope in [float(x) for x in os.environ['SLOPES'].split(',')]:
+        w = start.copy()
+        w[at] = slope
+        w[0] = start[0] + (start[at] - slope) * math.log(CENTER_AT)
+        print(f'log_candidates {slope:.3f}, bias {w[0]:.3f}:')
+        for half, sets in (('tune', D), ('test', T)):
+            small = [metrics(d, w) for key, d in sets.items() if key[0] in SMALL_SETS]
+            row = {key[0]: {a: round(float(b), 3) for a, b in metrics(d, w).items()
+                            if a in ('met', 'exp', 'met_paraphrase', 'coding', 'irrelevance')}
+                   for key, d in sets.items() if key[0] not in SMALL_SETS}
+            if small:
+                row['small (mean)'] = {a: round(float(np.mean([m[a] for m in small])), 3)
+                                       for a in ('met', 'exp', 'coding', 'irrelevance')}
+            print(f'  {half}:', row)
 
 
 def main():
@@ -495,6 +538,8 @@ def main():
         # keeps the rest).
         start = np.concatenate([start, [2.0]])
         start[1] = 1.0
+    if os.environ.get('SLOPES'):
+        return slopes(start, D, {pk: prep(*pk, 'test', full_gate) for pk in pairs})
     if KEEP:
         KEEP_BASE.update({key: metrics(d, start)['met'] for key, d in D.items()})
     print('start:', round(objective(D, start, True), 4))
