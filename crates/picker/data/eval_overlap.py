@@ -1,5 +1,5 @@
 """What training data must not share with the evaluation sets: their prompts (`eval/everyday`,
-`eval/bfcl`, `eval/metatool`, every queries and irrelevance file), folded. Used by
+`eval/bfcl`, `eval/metatool`, `eval/unseen`, every queries and irrelevance file), folded. Used by
 `need-prompts-check.py` and `adapter-set/check.py`, with the reading of a JSON-lines file both
 check. Python's standard library only."""
 import json
@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-EVAL_DIRS = [ROOT / "eval" / name for name in ("everyday", "bfcl", "metatool")]
+EVAL_DIRS = [ROOT / "eval" / name for name in ("everyday", "bfcl", "metatool", "unseen")]
 
 
 def fold(text):
