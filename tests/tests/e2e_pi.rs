@@ -1816,6 +1816,85 @@ fn a_paraphrase_gets_its_tool_through_the_semantic_signal_inside_pi() {
     }
 }
 
+/// Issue 31 inside a real Pi: with the semantic model, the issue's three prompts that share no
+/// word with the tool they need ("How hot is it in Rome?", "Convert this sentence to French",
+/// "what is 17% of 2340") each get it made available in their own round: the request after the
+/// prompt declares it, its call runs, and a scored ledger round names it. Before the recall-first
+/// policy none of the three got anything.
+#[test]
+fn prompts_in_other_words_get_their_tools_inside_pi() {
+    let Some(model) = pcd_tests::model_dir() else {
+        return;
+    };
+    // The scenario's external tools: the toolbox's, the assistant's and the deploy fixture's.
+    const EXTERNAL: [&str; 16] = [
+        "bar_chart",
+        "bar_table",
+        "web_fetch",
+        "web_search",
+        "db_query",
+        "db_schema",
+        "notes_add",
+        "notes_search",
+        "todo_add",
+        "translate_text",
+        "forecast_weather",
+        "convert_currency",
+        "weather_now",
+        "calculator",
+        "deploy_preview",
+        "deploy_status",
+    ];
+    let needs = [(1, "weather_now"), (2, "translate_text"), (3, "calculator")];
+    for version in VERSIONS {
+        let dir = pcd_tests::temp_dir("e2e-other-words");
+        let cache = dir.join("vectors.bin");
+        let agent = dir.join("agent");
+        std::fs::create_dir_all(&agent).unwrap();
+        let report = run_file_in(
+            &repo().join("tests/e2e/scenarios/other-words.json"),
+            version,
+            &addon(),
+            &[
+                ("PCD_MODEL_DIR", model.as_path()),
+                ("PCD_VECTOR_CACHE", cache.as_path()),
+                ("PCD_SEMANTIC_WAIT_MS", Path::new("30000")),
+            ],
+            Some(&agent),
+        );
+        let entries = ledger_entries(&report);
+        for (step, tool) in needs {
+            let requests = requests(&report, step);
+            assert!(
+                !requests.is_empty() && requests[0].iter().any(|t| t == tool),
+                "{version}: step {step}: {tool} not declared: {requests:?}"
+            );
+            // Decided, not opened: each round adds at most the cap of 6 of the 16 external tools.
+            let external = requests[0]
+                .iter()
+                .filter(|t| EXTERNAL.contains(&t.as_str()))
+                .count();
+            assert!(
+                external <= 6 * step as usize,
+                "{version}: step {step}: {external} external tools: {requests:?}"
+            );
+            let results = calls(&report, step, tool);
+            assert!(
+                !results.is_empty() && results.iter().all(|(err, _)| !err),
+                "{version}: step {step}: {tool}: {results:?}"
+            );
+            assert!(
+                entries.iter().any(|e| e["data"]["basis"] == "scored"
+                    && e["data"]["tools"]
+                        .as_array()
+                        .is_some_and(|t| t.iter().any(|t| t == tool))),
+                "{version}: no scored round names {tool}: {entries:?}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
 /// Issue 34, item 1 inside Pi: a path install of a checkout that ran `cargo xtask fetch-model`
 /// (this repository, as `pi install ./clone` records it: a settings `packages` entry) uses the
 /// model in the checkout's own `.cache/models`, with no `PCD_MODEL_DIR`, no model in the agent
