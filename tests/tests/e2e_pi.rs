@@ -104,6 +104,28 @@ fn lone_surrogates_replaced(text: &str) -> String {
     out
 }
 
+/// Runs the scenario file `path` in Pi `version` with the semantic model: `PCD_MODEL_DIR` names
+/// `model` (empty: not set), the vector cache is `dir/vectors.bin` and the agent folder
+/// `dir/agent` (the cache's secret is kept there), and a round may wait for the model
+/// (`PCD_SEMANTIC_WAIT_MS`), since the model loads at Pi's start while the first prompt is
+/// already waiting.
+fn run_with_model(path: &Path, version: &str, model: &Path, dir: &Path) -> Value {
+    let cache = dir.join("vectors.bin");
+    let agent = dir.join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    run_file_in(
+        path,
+        version,
+        &addon(),
+        &[
+            ("PCD_MODEL_DIR", model),
+            ("PCD_VECTOR_CACHE", cache.as_path()),
+            ("PCD_SEMANTIC_WAIT_MS", Path::new("30000")),
+        ],
+        Some(&agent),
+    )
+}
+
 fn requests(report: &Value, step: u64) -> Vec<Vec<String>> {
     report["requests"]
         .as_array()
@@ -1732,20 +1754,12 @@ fn a_paraphrase_gets_its_tool_through_the_semantic_signal_inside_pi() {
     };
     for version in VERSIONS {
         let dir = pcd_tests::temp_dir("e2e-semantic");
-        let cache = dir.join("vectors.bin");
-        // Our own agent folder: the cache's secret is kept there.
-        let agent = dir.join("agent");
-        std::fs::create_dir_all(&agent).unwrap();
-        let report = run_file_in(
+        let (cache, agent) = (dir.join("vectors.bin"), dir.join("agent"));
+        let report = run_with_model(
             &repo().join("tests/e2e/scenarios/semantic.json"),
             version,
-            &addon(),
-            &[
-                ("PCD_MODEL_DIR", model.as_path()),
-                ("PCD_VECTOR_CACHE", cache.as_path()),
-                ("PCD_SEMANTIC_WAIT_MS", Path::new("30000")),
-            ],
-            Some(&agent),
+            &model,
+            &dir,
         );
         let requests = requests(&report, 1);
         assert!(!requests.is_empty(), "{version}");
@@ -1848,19 +1862,11 @@ fn prompts_in_other_words_get_their_tools_inside_pi() {
     let needs = [(1, "weather_now"), (2, "translate_text"), (3, "calculator")];
     for version in VERSIONS {
         let dir = pcd_tests::temp_dir("e2e-other-words");
-        let cache = dir.join("vectors.bin");
-        let agent = dir.join("agent");
-        std::fs::create_dir_all(&agent).unwrap();
-        let report = run_file_in(
+        let report = run_with_model(
             &repo().join("tests/e2e/scenarios/other-words.json"),
             version,
-            &addon(),
-            &[
-                ("PCD_MODEL_DIR", model.as_path()),
-                ("PCD_VECTOR_CACHE", cache.as_path()),
-                ("PCD_SEMANTIC_WAIT_MS", Path::new("30000")),
-            ],
-            Some(&agent),
+            &model,
+            &dir,
         );
         let entries = ledger_entries(&report);
         for (step, tool) in needs {
@@ -1930,21 +1936,9 @@ fn a_path_install_of_a_checkout_uses_its_model_inside_pi() {
         let dir = pcd_tests::temp_dir("e2e-checkout-model");
         let path = dir.join("scenario.json");
         std::fs::write(&path, scenario.to_string()).unwrap();
-        let cache = dir.join("vectors.bin");
-        let agent = dir.join("agent");
-        std::fs::create_dir_all(&agent).unwrap();
-        let report = run_file_in(
-            &path,
-            version,
-            &addon(),
-            &[
-                // Empty: not set (the harness otherwise names a folder without a model).
-                ("PCD_MODEL_DIR", Path::new("")),
-                ("PCD_VECTOR_CACHE", cache.as_path()),
-                ("PCD_SEMANTIC_WAIT_MS", Path::new("30000")),
-            ],
-            Some(&agent),
-        );
+        // No model folder named (the harness otherwise names one without a model): the
+        // checkout's is found.
+        let report = run_with_model(&path, version, Path::new(""), &dir);
         let requests = requests(&report, 1);
         assert!(
             requests
