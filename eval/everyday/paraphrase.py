@@ -116,6 +116,18 @@ def half(qid):
     return "tune" if fnv1a64(qid) % 2 == 0 else "test"
 
 
+def shared(said, name, tool):
+    """(where, prompt word, tool word) for each of the content words `said` that matches a word
+    of the tool `name`'s name, description or label."""
+    sources = (("name", name), ("description", tool.get("description", "")),
+               ("label", " ".join(label(tool))))
+    for where, text in sources:
+        for tw in set(words(text)):
+            for pw in sorted(said):
+                if match(pw, tw):
+                    yield where, pw, tw
+
+
 def check(d, least_per_half=30):
     """(problems, report lines) for the paraphrase slice of the set in directory `d`."""
     d = Path(d)
@@ -136,13 +148,8 @@ def check(d, least_per_half=30):
             if t is None:
                 problems.append(f"{qid}: unknown tool {name}")
                 continue
-            sources = (("name", name), ("description", t.get("description", "")),
-                       ("label", " ".join(label(t))))
-            for where, text in sources:
-                for tw in set(words(text)):
-                    for pw in sorted(said):
-                        if match(pw, tw):
-                            problems.append(f"{qid}: prompt word {pw!r} matches {tw!r} in the {where} of {name}")
+            for where, pw, tw in shared(said, name, t):
+                problems.append(f"{qid}: prompt word {pw!r} matches {tw!r} in the {where} of {name}")
         h = half(qid)
         per_half[h] += 1
         for topic in q.get("topics", []):

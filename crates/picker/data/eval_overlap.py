@@ -1,7 +1,7 @@
 """What training data must not share with the evaluation sets: their prompts (`eval/everyday`,
 `eval/bfcl`, `eval/metatool`, `eval/unseen`, every queries and irrelevance file), folded. Used by
-`need-prompts-check.py` and `adapter-set/check.py`, with the reading of a JSON-lines file both
-check. Python's standard library only."""
+`need-prompts-check.py`, `adapter-set/check.py` and `eval/unseen/check.py`, with the reading of
+a JSON-lines file and the checks of a `tools.json` they share. Python's standard library only."""
 import json
 import re
 from collections import Counter
@@ -17,45 +17,67 @@ def fold(text):
 
 
 class EvalPrompts:
-    """The evaluation prompts, folded, and the files they came from (`found`)."""
+    """The prompts to keep apart, folded: those of the sets in `dirs` (the evaluation sets by
+    default, every queries and irrelevance file) and of the JSON-lines `files`, each named
+    `what` in a problem; and the files they came from (`found`)."""
 
-    def __init__(self):
-        self.prompts, self.found = set(), []
-        for d in EVAL_DIRS:
-            for f in ("queries.jsonl", "irrelevance.jsonl"):
-                p = d / f
-                if p.is_file():
-                    self.found.append(str(p.relative_to(ROOT.parent)))
-                    for line in p.read_text().splitlines():
-                        if line.strip():
-                            self.prompts.add(fold(json.loads(line).get("prompt", "")))
+    def __init__(self, dirs=None, files=(), what="an evaluation prompt"):
+        self.dirs = EVAL_DIRS if dirs is None else list(dirs)
+        self.what, self.prompts, self.found = what, set(), []
+        paths = [d / f for d in self.dirs for f in ("queries.jsonl", "irrelevance.jsonl")]
+        self.read = set()
+        for p in paths + list(files):
+            if p.is_file():
+                self.read.add(p.parent)
+                self.found.append(str(p.relative_to(ROOT.parent)) if p.is_relative_to(ROOT.parent) else str(p))
+                for line in p.read_text().splitlines():
+                    if line.strip():
+                        self.prompts.add(fold(json.loads(line).get("prompt", "")))
         self.haystack = "\n".join(self.prompts)
         self.long = [e for e in self.prompts if len(e) >= 40]
 
     def missing(self):
-        """The sets whose prompts were not found, as problems."""
-        out = []
-        if not any("everyday" in f for f in self.found):
-            out.append("eval/everyday not found")
-        if not any("bfcl" in f for f in self.found) or not any("metatool" in f for f in self.found):
-            out.append("eval/bfcl or eval/metatool not found")
-        return out
+        """The sets of `dirs` whose prompts were not found, as problems."""
+        return [f"eval/{d.name} not found" for d in self.dirs if d not in self.read]
 
     def overlap(self, prompt):
-        """Why `prompt` may not be training data (identical to, contained in, or containing an
-        evaluation prompt of 40 characters or more), or None."""
+        """Why `prompt` may not be here (identical to, contained in, or containing one of the
+        prompts kept apart of 40 characters or more), or None."""
         p = fold(prompt)
         if p in self.prompts:
-            return "identical to an evaluation prompt"
+            return f"identical to {self.what}"
         if p in self.haystack:
-            return "contained in an evaluation prompt"
+            return f"contained in {self.what}"
         hit = next((e for e in self.long if e in p), None)
-        return f"contains the evaluation prompt {hit[:60]!r}" if hit else None
+        return f"contains {self.what} {hit[:60]!r}" if hit else None
 
 
-def jsonl_rows(path, fields, bad, where=""):
-    """Each line of `path` that is a JSON object with exactly `fields`, as (line number, object);
-    every other line is reported through `bad`, by its number (after `where`)."""
+def tools_of(dirs):
+    """The tools of each folder's `tools.json`, one list."""
+    return [t for d in dirs for t in json.loads((d / "tools.json").read_text())]
+
+
+def tool_problems(tools, others, where="an evaluation set"):
+    """A tool without a name or a description, a name used twice, and a tool named or described
+    (folded) as one of `others` (the tools of `where`)."""
+    out = [f"a tool without a name or a description: {str(t)[:60]!r}"
+           for t in tools if not t.get("name") or not t.get("description")]
+    out += [f"tool name repeated {c} times: {n}"
+            for n, c in Counter(t.get("name") for t in tools).items() if c > 1]
+    names = {t.get("name") for t in others}
+    descriptions = {fold(t.get("description") or "") for t in others}
+    for t in tools:
+        if t.get("name") in names:
+            out.append(f"tool {t.get('name')}: named as a tool of {where}")
+        if fold(t.get("description") or "") in descriptions:
+            out.append(f"tool {t.get('name')}: described as a tool of {where}")
+    return out
+
+
+def jsonl_rows(path, fields, bad, where="", optional=frozenset()):
+    """Each line of `path` that is a JSON object with exactly `fields` (and any of `optional`),
+    as (line number, object); every other line is reported through `bad`, by its number (after
+    `where`)."""
     rows = []
     for i, line in enumerate(path.read_text().splitlines(), 1):
         try:
@@ -63,7 +85,7 @@ def jsonl_rows(path, fields, bad, where=""):
         except ValueError:
             bad(f"{where}line {i}: not JSON")
             continue
-        if not isinstance(r, dict) or set(r) != fields:
+        if not isinstance(r, dict) or set(r) - set(optional) != fields:
             bad(f"{where}line {i}: fields {sorted(r) if isinstance(r, dict) else type(r).__name__}")
             continue
         rows.append((i, r))
@@ -71,8 +93,8 @@ def jsonl_rows(path, fields, bad, where=""):
 
 
 def row_problems(rows, evaluation=None):
-    """The problems every training file shares: a repeated id or prompt (folded), an evaluation
-    set not found, a prompt the evaluation sets have (`EvalPrompts.overlap`)."""
+    """The problems every training file shares: a repeated id or prompt (folded), a set to keep
+    apart not found, a prompt it has (`EvalPrompts.overlap`; the evaluation sets by default)."""
     out = []
     for what, counts in (("id", Counter(r["id"] for r in rows)),
                          ("prompt", Counter(fold(r["prompt"]) for r in rows))):

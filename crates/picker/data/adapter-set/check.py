@@ -15,18 +15,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from eval_overlap import EVAL_DIRS, EvalPrompts, fold, jsonl_rows, row_problems  # noqa: E402
+from eval_overlap import EVAL_DIRS, EvalPrompts, jsonl_rows, row_problems, tool_problems, tools_of  # noqa: E402
 
 problems = []
 bad = problems.append
 tools = json.loads((HERE / "tools.json").read_text())
-names = Counter(t.get("name") for t in tools)
-for t in tools:
-    if not t.get("name") or not t.get("description"):
-        bad(f"a tool without a name or a description: {str(t)[:60]!r}")
-for n, c in names.items():
-    if c > 1:
-        bad(f"tool name repeated {c} times: {n}")
+names = {t.get("name") for t in tools}
+eval_tools = tools_of(EVAL_DIRS)
+problems += tool_problems(tools, eval_tools)
 rows = []
 for _, r in jsonl_rows(HERE / "queries.jsonl", {"id", "prompt", "needs"}, bad, "queries.jsonl "):
     for need in r["needs"]:
@@ -37,20 +33,9 @@ for _, r in jsonl_rows(HERE / "queries.jsonl", {"id", "prompt", "needs"}, bad, "
 evaluation = EvalPrompts()
 problems += row_problems(rows, evaluation)
 
-eval_names, eval_descriptions = set(), set()
-for d in EVAL_DIRS:
-    for t in json.loads((d / "tools.json").read_text()):
-        eval_names.add(t.get("name"))
-        eval_descriptions.add(fold(t.get("description") or ""))
-for t in tools:
-    if t["name"] in eval_names:
-        bad(f"tool {t['name']}: named as a tool of an evaluation set")
-    if fold(t["description"]) in eval_descriptions:
-        bad(f"tool {t['name']}: described as a tool of an evaluation set")
-
 servers = Counter(t["namespace"]["name"] if "namespace" in t else t["sourceInfo"]["source"] for t in tools)
 print(f"{len(tools)} tools of {len(servers)} servers and extensions, {len(rows)} prompts; "
-      f"compared with {len(evaluation.prompts)} evaluation prompts and {len(eval_names)} evaluation tools")
+      f"compared with {len(evaluation.prompts)} evaluation prompts and {len(eval_tools)} evaluation tools")
 for p in problems:
     print("PROBLEM:", p)
 sys.exit(1 if problems else 0)
