@@ -439,7 +439,7 @@ def objective(D, w, verbose=False):
         for k, b in budget.items():
             if k in m:
                 J -= (3 * weight if small else 3) * max(0, m[k] - b)
-        if key in KEEP_BASE and not (small and not KEEP_SMALL):
+        if key in KEEP_BASE and (KEEP_SMALL or not small):
             J -= KEEP * weight * max(0, KEEP_BASE[key] - KEEP_SLACK - m['met'])
         if ABOVE:
             for k, b in ABOVE[key[1]].items():
@@ -458,6 +458,13 @@ def objective(D, w, verbose=False):
 # its budget.
 CENTER = os.environ.get('CENTER') == '1'
 CENTER_AT = float(os.environ.get('CENTER_AT', '157'))
+LOG_CANDIDATES_AT = 1 + NAMES.index('log_candidates')
+
+
+def recentred_bias(bias, old_slope, new_slope):
+    """The bias that keeps the logit at `CENTER_AT` candidates where it was when the weight of
+    the log of the number of candidates goes from `old_slope` to `new_slope`."""
+    return bias + (old_slope - new_slope) * math.log(CENTER_AT)
 
 
 def search(D, best, iterations, seed):
@@ -472,8 +479,8 @@ def search(D, best, iterations, seed):
         cand = best.copy()
         cand[free] = best[free] + rng.normal(0, step, k) * (rng.random(k) < 0.35)
         if CENTER:
-            at = 1 + NAMES.index('log_candidates')
-            cand[0] -= (cand[at] - best[at]) * math.log(CENTER_AT)
+            at = LOG_CANDIDATES_AT
+            cand[0] = recentred_bias(cand[0], best[at], cand[at])
         cand[2] = max(cand[2], 0)  # evidence adds, never subtracts
         if STANDOUT:
             cand[len(NAMES)] = max(cand[len(NAMES)], 0)
@@ -494,11 +501,11 @@ def slopes(start, D, T):
     candidates (the everyday set's 157 tools: its scores stay as they are), every other weight as
     it is; what each makes of every set, both halves (the small inventories averaged). Fits
     nothing."""
-    at = 1 + NAMES.index('log_candidates')
+    at = LOG_CANDIDATES_AT
     for slope in [float(x) for x in os.environ['SLOPES'].split(',')]:
         w = start.copy()
         w[at] = slope
-        w[0] = start[0] + (start[at] - slope) * math.log(CENTER_AT)
+        w[0] = recentred_bias(start[0], start[at], slope)
         print(f'log_candidates {slope:.3f}, bias {w[0]:.3f}:')
         for half, sets in (('tune', D), ('test', T)):
             small = [metrics(d, w) for key, d in sets.items() if key[0] in SMALL_SETS]
