@@ -37,12 +37,18 @@ third tune prompt), and `-- crates/picker/data/need-prompts.jsonl MODEL_DIR > DU
 The test halves are read only with TEST=1, to print them after the fit.
 
 Usage: MODES=tools|mcp python3 decision_policy.py DUMP_DIR [--write]
+With `PARAPHRASE=W` the everyday set's paraphrase slice (prompts sharing no word with their
+tools) is counted once more on its own, W times the set's weight (0: not, as shipped).
 With `SMALL=DIR` the small inventories of `small_inventories.py DIR` (dumped like the rest, as
 `DUMP_DIR/small-K-SEED-MODE.jsonl`) are fitted too, with their own budgets (`SMALL_*`). The need
 gate's logit is a term of the candidate's logit; with `PRODUCT=1` it is instead a factor of its
 own, `sigmoid(scale x logit + bias)`, that multiplies the candidate's score; with `HYBRID=1` both.
 The shipped weights (`src/semantic.rs`), each from the weights shipped before (`START=`):
-- tools: the weights the fit below prints, then the weight of the log of the number of
+- tools: `MODES=tools HYBRID=1 SMALL=DIR SMALL_WEIGHT=3 SMALL_EXP_TOOLS=6 SMALL_IRR_TOOLS=6
+  SMALL_CODING_TOOLS=0.8 AS_FITTED=0 KEEP=10 ITER=3000` on dumps written with the example
+  requests (`semantic::toward_example_requests`), from
+  `START=3.622,0.295,16.345,0.447,-7.723,-3.010,-1.000,0.0,1.035,2.242,3.741`, the weights
+  before them, which came so: the weights the fit below prints, then the weight of the log of the number of
   candidates set to -1.0 by `SLOPES=-1.139,-1.1,-1.05,-1.0,-0.95,-0.9` with the fit's variables
   and its weights as `START` (`4.325,0.295,16.345,0.447,-7.723,-3.010,-1.139,0.0,1.035,2.242,
   3.741`; it fits nothing and prints each slope's bias, 3.622 at -1.0, and every set's figures):
@@ -425,6 +431,7 @@ KEEP = float(os.environ.get('KEEP', '0'))
 KEEP_SLACK = float(os.environ.get('KEEP_SLACK', '0'))
 KEEP_SMALL = os.environ.get('KEEP_SMALL', '1') != '0'
 KEEP_BASE = {}
+PARAPHRASE = float(os.environ.get('PARAPHRASE', '0'))
 
 
 def objective(D, w, verbose=False):
@@ -436,6 +443,10 @@ def objective(D, w, verbose=False):
         weight = SMALL_WEIGHT / smalls if small else WEIGHT[key]
         budget = SMALL_BUDGET[key[1]] if small else BUDGET[key]
         J += weight * m['met'] - 0.01 * m['exp']
+        if not small and 'met_paraphrase' in m:
+            # The prompts in other words than their tools' once more, on their own (`PARAPHRASE=W`,
+            # W times the set's weight): the slice the issue sets its own target for.
+            J += PARAPHRASE * weight * m['met_paraphrase']
         for k, b in budget.items():
             if k in m:
                 J -= (3 * weight if small else 3) * max(0, m[k] - b)
