@@ -1249,7 +1249,7 @@ fn nothing_planted_comes_out_of_the_extension_inside_pi() {
     let dir = pcd_tests::temp_dir("privacy");
     let toolbox = dir.join(format!("{SECRET}-parent")).join("toolbox");
     std::fs::create_dir_all(&toolbox).unwrap();
-    for file in ["index.ts", "package.json"] {
+    for file in ["index.ts", "plain-tools.ts", "package.json"] {
         std::fs::copy(
             repo().join("tests/e2e/fixtures/toolbox").join(file),
             toolbox.join(file),
