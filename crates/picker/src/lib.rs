@@ -33,3 +33,4 @@ pub mod request;
 pub mod round;
 pub mod semantic;
 pub mod text;
+mod wide;

@@ -274,13 +274,8 @@ pub fn adapted_prompt(prompt: &[f32]) -> Vec<f32> {
     if prompt.len() != d || !is_unit(prompt) {
         return prompt.to_vec();
     }
-    let w = query_adapter();
     let mut out = prompt.to_vec();
-    for (&p, row) in prompt.iter().zip(w.chunks_exact(d)) {
-        for (o, &x) in out.iter_mut().zip(row) {
-            *o += p * x;
-        }
-    }
+    crate::wide::add_product(prompt, query_adapter(), &mut out);
     if !normalise(&mut out) {
         return prompt.to_vec();
     }
@@ -315,20 +310,15 @@ pub const EXAMPLE_WEIGHT: f32 = 1.0;
 /// (384 IEEE binary16 values each), then each example's tool index (u16).
 const EXAMPLE_REQUESTS_BYTES: &[u8] = include_bytes!("../data/example-requests.bin");
 
-/// How many example requests [`ExampleRequests::similarities`] sums at once.
-const EXAMPLE_BLOCK: usize = 32;
-
 /// The example requests, decoded: each example's prompt vector and the vector of the tool it
 /// needed.
 #[derive(Debug)]
 struct ExampleRequests {
     /// The tools' vectors, one after another.
     tools: Vec<f32>,
-    /// The examples' prompt vectors in blocks of [`EXAMPLE_BLOCK`] examples, each block by
-    /// dimension (the first dimension of its examples, then the second, ...; the last block
-    /// padded with zeros), so a prompt's similarity to a block is one pass over the prompt with
-    /// the block's sums held in registers (what the compiler turns into vector instructions).
-    blocks: Vec<f32>,
+    /// The examples' prompt vectors, laid out so that a prompt's similarity to all of them is
+    /// one pass with the sums in registers ([`crate::wide::Blocks`]).
+    prompts: crate::wide::Blocks,
     /// Each example's tool, an index into `tools`.
     tool_of: Vec<usize>,
 }
@@ -348,51 +338,37 @@ impl ExampleRequests {
         if bytes.len() != prompts_end.checked_add(examples.checked_mul(2)?)? {
             return None;
         }
-        let halves = |range: &[u8]| -> Vec<f32> {
+        let bits = |range: &[u8]| -> Vec<u16> {
             range
                 .chunks_exact(2)
-                .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
+                .map(|b| u16::from_le_bytes([b[0], b[1]]))
                 .collect()
         };
-        let prompts = halves(&bytes[tools_end..prompts_end]);
-        let mut blocks = vec![0.0f32; examples.div_ceil(EXAMPLE_BLOCK) * EXAMPLE_BLOCK * d];
-        for (example, vector) in prompts.chunks_exact(d).enumerate() {
-            let (block, lane) = (example / EXAMPLE_BLOCK, example % EXAMPLE_BLOCK);
-            for (dimension, &x) in vector.iter().enumerate() {
-                blocks[(block * d + dimension) * EXAMPLE_BLOCK + lane] = x;
-            }
-        }
+        let (tool_bits, prompt_bits) = (
+            bits(&bytes[8..tools_end]),
+            bits(&bytes[tools_end..prompts_end]),
+        );
+        // Binary16 is infinite or NaN when its exponent bits are all set.
+        let finite = tool_bits
+            .iter()
+            .chain(&prompt_bits)
+            .all(|&b| b & 0x7c00 != 0x7c00);
         let requests = ExampleRequests {
-            tools: halves(&bytes[8..tools_end]),
-            blocks,
-            tool_of: bytes[prompts_end..]
-                .chunks_exact(2)
-                .map(|b| usize::from(u16::from_le_bytes([b[0], b[1]])))
+            tools: crate::wide::widened(&tool_bits),
+            prompts: crate::wide::Blocks::new(&prompt_bits, d)?,
+            tool_of: bits(&bytes[prompts_end..])
+                .into_iter()
+                .map(usize::from)
                 .collect(),
         };
-        let sound = requests.tool_of.iter().all(|&t| t < tools)
-            && requests.tools.iter().chain(&prompts).all(|x| x.is_finite());
+        let sound = finite && requests.tool_of.iter().all(|&t| t < tools);
         sound.then_some(requests)
     }
 
     /// Each example's similarity to `prompt` (the dot product of their unit vectors), in
-    /// example order; the same vectors always give the same sums.
+    /// example order; the same vectors always give the same sums, on every CPU.
     fn similarities(&self, prompt: &[f32]) -> Vec<f32> {
-        let mut similar = Vec::with_capacity(self.blocks.len() / NEED_GATE_DIMENSIONS);
-        for block in self
-            .blocks
-            .chunks_exact(NEED_GATE_DIMENSIONS * EXAMPLE_BLOCK)
-        {
-            let mut sums = [0.0f32; EXAMPLE_BLOCK];
-            for (&x, lanes) in prompt.iter().zip(block.chunks_exact(EXAMPLE_BLOCK)) {
-                for (s, &e) in sums.iter_mut().zip(lanes) {
-                    *s += x * e;
-                }
-            }
-            similar.extend_from_slice(&sums);
-        }
-        similar.truncate(self.tool_of.len());
-        similar
+        self.prompts.sums(prompt)
     }
 }
 
@@ -966,10 +942,7 @@ mod tests {
         let d = NEED_GATE_DIMENSIONS;
         let n = requests.tool_of.len();
         assert!(n >= 1000, "{n}");
-        assert_eq!(
-            requests.blocks.len(),
-            n.div_ceil(EXAMPLE_BLOCK) * EXAMPLE_BLOCK * d
-        );
+        assert_eq!(requests.prompts.len(), n);
         assert_eq!(requests.tools.len() % d, 0);
         let tools = requests.tools.len() / d;
         assert!(tools >= 200, "{tools}");
@@ -988,15 +961,9 @@ mod tests {
         }
     }
 
-    /// One example's prompt vector, gathered from the by-dimension layout.
+    /// One example's prompt vector.
     fn example_prompt(requests: &ExampleRequests, example: usize) -> Vec<f32> {
-        let (block, lane) = (example / EXAMPLE_BLOCK, example % EXAMPLE_BLOCK);
-        (0..NEED_GATE_DIMENSIONS)
-            .map(|dimension| {
-                let at = (block * NEED_GATE_DIMENSIONS + dimension) * EXAMPLE_BLOCK + lane;
-                requests.blocks[at]
-            })
-            .collect()
+        requests.prompts.vector(example)
     }
 
     /// Bytes whose sizes do not add up, with an index past the tools or a value that is not
