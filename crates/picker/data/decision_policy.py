@@ -37,6 +37,10 @@ third tune prompt), and `-- crates/picker/data/need-prompts.jsonl MODEL_DIR > DU
 The test halves are read only with TEST=1, to print them after the fit.
 
 Usage: MODES=tools|mcp python3 decision_policy.py DUMP_DIR [--write]
+`--write` writes the need gate this run fits (`need-gate.rs`), the one its calibration weights
+are fitted against; ship it with them (the run warns when the shipped gate differs). The shipped
+gate: `MODES=tools HYBRID=1 ITER=0 START=<the shipped tools weights> ... --write` on the dumps
+of the shipped tools weights (`ITER=0`: no search, the gate alone).
 With `PARAPHRASE=W` the everyday set's paraphrase slice (prompts sharing no word with their
 tools) is counted once more on its own, W times the set's weight (0: not, as shipped).
 With `SMALL=DIR` the small inventories of `small_inventories.py DIR` (dumped like the rest, as
@@ -84,7 +88,7 @@ Both print the shipped weights exactly (on dumps written since `semantic_feature
 group's candidates in the fused ranking's order; the fit re-sorts them by its own share).
 Needs numpy (development only).
 """
-import json, math, sys, os
+import json, math, os, re, sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -529,9 +533,27 @@ def slopes(start, D, T):
             print(f'  {half}:', row)
 
 
+def shipped_gate_differs(w_gate, b_gate):
+    """How far the shipped need gate (`need-gate.rs`) is from the one fitted here, the largest
+    difference of a weight or the bias; the calibration is fitted against the latter, so if they
+    differ the shipped calibration is not scored as it was fitted (`eval`'s figures are not the
+    fit's) until `--write` ships this gate too."""
+    path = os.path.join(HERE, 'need-gate.rs')
+    if not os.path.exists(path):
+        return float('inf')
+    numbers = [float(x) for x in re.findall(r'-?\d+\.\d+', open(path, encoding='utf-8').read())]
+    if len(numbers) != len(w_gate) + 1:
+        return float('inf')
+    return max(abs(numbers[0] - b_gate), float(np.abs(np.array(numbers[1:]) - w_gate).max()))
+
+
 def main():
     w_gate, b_gate, lam, oof = fit_gate()
     print(f'gate: lambda {lam}, bias {b_gate:.4f}')
+    apart = shipped_gate_differs(w_gate, b_gate)
+    if apart > 1e-5 and '--write' not in sys.argv:
+        print(f'warning: the shipped need gate differs from the one fitted here by up to {apart:.4f}: '
+              'the weights below are fitted against this one; ship both (--write writes the gate)')
     pairs = [pk for pk in PAIRS if os.path.exists(os.path.join(DUMPS, f'{pk[0]}-{pk[1]}.jsonl'))]
 
     def tune_gate(p):

@@ -462,8 +462,9 @@ const SHIPPED_NEED_GATE: [f32; NEED_GATE_DIMENSIONS + 1] = include!("../data/nee
 /// (`crates/picker/data/need-prompts.jsonl`) and the tune halves of the evaluation sets. The
 /// best cosine with any candidate cannot tell a prompt about the code from one needing an
 /// external tool (their medians are .32 and .37 on the everyday set); the prompt's own vector
-/// can (out-of-fold AUC 0.96 on its training prompts). `None` when the vector is not a unit
-/// vector of the gate's dimension.
+/// can (out-of-fold AUC 0.96 on its training prompts). It is the gate the calibrations are
+/// fitted against: `decision_policy.py` fits both, and warns when the shipped gate is not its
+/// own. `None` when the vector is not a unit vector of the gate's dimension.
 pub fn need_logit(prompt: &[f32]) -> Option<f64> {
     if prompt.len() != NEED_GATE_DIMENSIONS || !is_unit(prompt) {
         return None;
