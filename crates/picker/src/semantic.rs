@@ -1417,9 +1417,9 @@ mod tests {
         );
     }
 
-    fn normalised(v: Vec<f32>) -> Vec<f32> {
-        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.into_iter().map(|x| x / n).collect()
+    fn normalised(mut v: Vec<f32>) -> Vec<f32> {
+        assert!(normalise(&mut v), "a vector with a length");
+        v
     }
 
     #[test]
