@@ -2436,6 +2436,54 @@ fn a_semantic_round_without_vectors_is_the_lexical_round_and_embeds_only_request
     );
 }
 
+/// The lexical scorer's index is kept between prompts while the inventory and the candidates
+/// stay the same; an inventory read at a boundary with a tool's description changed is scored
+/// as it now reads, never from the index built before it changed.
+#[test]
+fn a_changed_description_is_scored_at_the_next_prompt() {
+    let lexical_after = |first: Vec<ToolInfo>, second: Vec<ToolInfo>| -> Vec<f64> {
+        let mut pi = Pi::embedded_prompt_tools(first);
+        pi.session.set_semantic(Ok(()));
+        let mut lexical = Vec::new();
+        for (prompt, tools) in [
+            ("summarise the open incidents", None),
+            ("plan my trip to the coast", Some(second)),
+        ] {
+            if let Some(tools) = tools {
+                pi.tools = tools;
+            }
+            let effects = pi.prompt(prompt);
+            let job = effects
+                .iter()
+                .find_map(|e| match e {
+                    Effect::Embed(job) => Some(job.clone()),
+                    _ => None,
+                })
+                .expect("a semantic job");
+            // Nothing is made available: the second prompt has the first one's candidates.
+            let active = pi.active.clone();
+            let done =
+                pi.session
+                    .semantic_decided(job.id, Ok(vec![0.0; job.lexical.len()]), &active);
+            pi.branch.apply(&done);
+            lexical = job.lexical;
+        }
+        lexical
+    };
+    let tools = example();
+    let mut changed = tools.clone();
+    let at = changed
+        .iter()
+        .position(|t| t.name == "weather_now")
+        .expect("weather_now");
+    changed[at].description = "Plan a trip to the coast.".into();
+    let before = lexical_after(tools.clone(), tools.clone());
+    let after = lexical_after(tools, changed.clone());
+    let fresh = lexical_after(changed.clone(), changed);
+    assert_eq!(after, fresh, "scored as the inventory now reads");
+    assert_ne!(after, before, "the changed description moved a score");
+}
+
 /// A semantic job reads of a long prompt only what a decision request carries (its last 2,000
 /// characters): a file named only before that part does not make the fused calibration read the
 /// prompt as work on the working tree.

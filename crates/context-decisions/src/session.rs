@@ -43,7 +43,9 @@ use pcd_model::{
     InventoryWarningCode, Mode, Scope, Settings, ToolInfo, ToolKind,
 };
 use pcd_picker::cadence::{self, Step};
-use pcd_picker::candidates::{candidates, Available, CandidateKey, CandidateSet};
+use pcd_picker::candidates::{
+    candidates, classified_candidates, Available, CandidateKey, CandidateSet,
+};
 /// How a decision model outside the Session failed one request.
 pub use pcd_picker::request::ModelError;
 use pcd_picker::request::{build_requests, parse_answer, DecisionRequest, INSTRUCTIONS};
@@ -115,6 +117,10 @@ pub struct Session {
     /// Where the events fed to this session are recorded, when recording is on.
     recorder: Option<SharedObserver>,
     embedding: embedding::Embedding,
+    /// How many times the inventory changed: what [`rounds::LexicalIndex`] keys on.
+    inventory_generation: u64,
+    /// The embedded scorer's index over the candidates last scored.
+    lexical: rounds::LexicalIndex,
 }
 
 const PROBE_PROMPT: &str = "What will the weather be in Lisbon tomorrow?";
@@ -231,6 +237,8 @@ impl Session {
             unrecordable_reported: HashSet::new(),
             recorder: None,
             embedding: embedding::Embedding::default(),
+            inventory_generation: 0,
+            lexical: rounds::LexicalIndex::default(),
         };
         session.classifier = Classifier::with_mcp_origins(
             event
@@ -459,6 +467,13 @@ impl Session {
     }
 
     fn set_inventory(&mut self, tools: Vec<ToolInfo>) {
+        // The host reads the registry at every boundary and most calls; an unchanged one
+        // changes nothing derived from it (the classifier and the server origins are the
+        // session start's, and settings and branch changes rebuild what reads them).
+        if self.registry.is_some() && self.inventory.as_deref() == Some(tools.as_slice()) {
+            return;
+        }
+        self.inventory_generation += 1;
         self.registry = Some(Registry::build(
             &tools,
             &self.classifier,
@@ -476,9 +491,9 @@ impl Session {
             self.grants = Grants::compute(registry, &self.allowlists);
         }
         if let Some(tools) = &self.inventory {
-            self.total_candidates = candidates(
+            self.total_candidates = classified_candidates(
                 tools,
-                &self.classifier,
+                (&self.classes, &self.group_scopes),
                 self.settings.tools.mode,
                 &self.allowlists,
                 &Available::default(),

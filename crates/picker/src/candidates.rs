@@ -130,6 +130,20 @@ pub fn candidates(
     available: &Available,
 ) -> CandidateSet {
     let (classes, scopes) = classifier.classify_all(tools);
+    classified_candidates(tools, (&classes, &scopes), mode, allowlists, available)
+}
+
+/// [`candidates`] of `tools` already classified: `classified` is what
+/// [`Classifier::classify_all`] returns for them (a host that keeps it does not classify the
+/// inventory again at every boundary).
+pub fn classified_candidates(
+    tools: &[ToolInfo],
+    classified: (&[Classified], &HashMap<GroupKey, GroupScope>),
+    mode: Mode,
+    allowlists: &Allowlists,
+    available: &Available,
+) -> CandidateSet {
+    let (classes, scopes) = classified;
     let group_pinned = |key: &GroupKey| {
         scopes
             .get(key)
@@ -141,7 +155,7 @@ pub fn candidates(
     let mut set = CandidateSet::default();
     match mode {
         Mode::Tools => {
-            for (i, (tool, c)) in tools.iter().zip(&classes).enumerate() {
+            for (i, (tool, c)) in tools.iter().zip(classes).enumerate() {
                 let group = c.group.as_ref().map(|g| &g.key);
                 let exempt = if c.kind.is_internal() {
                     Some(Exempt::Internal)
@@ -174,7 +188,7 @@ pub fn candidates(
         Mode::Mcp => {
             // A group is promoted by any allowlisted member unless its scopes are mixed.
             let mut promoted: HashSet<&GroupKey> = HashSet::new();
-            for (tool, c) in tools.iter().zip(&classes) {
+            for (tool, c) in tools.iter().zip(classes) {
                 if let Some(g) = &c.group {
                     let mixed = scopes.get(&g.key) == Some(&GroupScope::Mixed);
                     if !mixed && tool_pinned(tool, c) {
@@ -183,7 +197,7 @@ pub fn candidates(
                 }
             }
             let mut position: HashMap<&GroupKey, usize> = HashMap::new();
-            for (i, (tool, c)) in tools.iter().zip(&classes).enumerate() {
+            for (i, (tool, c)) in tools.iter().zip(classes).enumerate() {
                 let pinned = tool_pinned(tool, c)
                     || c.group
                         .as_ref()

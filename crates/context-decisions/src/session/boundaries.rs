@@ -242,9 +242,9 @@ impl Session {
                 .filter_map(GroupKey::from_canonical)
                 .collect(),
         };
-        Some(candidates(
+        Some(classified_candidates(
             tools,
-            &self.classifier,
+            (&self.classes, &self.group_scopes),
             self.settings.tools.mode,
             &self.allowlists,
             &available,
@@ -336,8 +336,7 @@ impl Session {
             }
             DecisionProvider::Embedded => {
                 self.scored_lexically_inline();
-                let tools = self.inventory.as_deref().unwrap_or_default();
-                rounds::embedded_scores(tools, &set.candidates, &text)
+                self.lexical_scores(&set.candidates, &text)
             }
             _ => {
                 // An HTTP or Pi model answers outside the Session: the host carries out the job
@@ -353,7 +352,7 @@ impl Session {
             id,
             mode,
             boundary,
-            &set,
+            set,
             Ok(scores.into_iter().map(Some).collect()),
             generation,
             self.generation,
@@ -446,8 +445,7 @@ impl Session {
         let Some(all) = self.candidate_set() else {
             return;
         };
-        let tools = self.inventory.as_deref().unwrap_or_default();
-        let every = rounds::embedded_scores(tools, &all.candidates, &text);
+        let every = self.lexical_scores(&all.candidates, &text);
         let scores = set
             .candidates
             .iter()
@@ -463,7 +461,7 @@ impl Session {
             id,
             mode,
             Boundary::ToolRound,
-            &set,
+            set,
             Ok(scores),
             self.generation,
             self.generation,

@@ -200,8 +200,7 @@ impl Session {
         // Scored among the current candidates, so the score means what a boundary's would.
         let all = self.candidate_set().expect("read above");
         let position = all.candidates.iter().position(|c| &c.key == key);
-        let tools = self.inventory.as_deref().unwrap_or_default();
-        let scores = rounds::embedded_scores(tools, &all.candidates, &text);
+        let scores = self.lexical_scores(&all.candidates, &text);
         let score = position.map_or(0.0, |p| scores[p]);
         let cap = rounds::cap(mode, decision.max_new_tools, decision.max_new_groups);
         let id = self.next_round_id();
@@ -210,7 +209,7 @@ impl Session {
             id,
             mode,
             Boundary::FirstCall,
-            &set,
+            set,
             Ok(vec![Some(score)]),
             generation,
             self.generation,

@@ -173,8 +173,7 @@ impl Session {
         text: &str,
         effects: &mut Vec<Effect>,
     ) {
-        let tools = self.inventory.as_deref().unwrap_or_default();
-        let lexical = rounds::embedded_scores(tools, &set.candidates, text);
+        let lexical = self.lexical_scores(&set.candidates, text);
         let mut texts: Vec<String> = pcd_picker::embedded::prompt_texts(text)
             .into_iter()
             .map(str::to_owned)

@@ -117,7 +117,7 @@ impl Session {
                 pending.round_id.clone(),
                 pending.mode,
                 pending.boundary,
-                &pending.set,
+                pending.set,
                 scores,
                 pending.generation,
                 self.generation,
