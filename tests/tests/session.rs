@@ -2311,6 +2311,17 @@ fn the_tools_list_counts_the_calls_the_gate_let_through() {
     );
 }
 
+/// The semantic job among a boundary's effects.
+fn job_of(effects: &[Effect]) -> context_decisions::session::SemanticJob {
+    effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Embed(job) => Some(job.clone()),
+            _ => None,
+        })
+        .expect("a semantic job")
+}
+
 /// Issue 16: with the semantic signal on, a prompt's embedded round is a semantic job that
 /// carries only what decision requests carry (a planted secret never reaches it); answered
 /// without vectors, it records exactly the round the lexical scorer records inline, so nothing
@@ -2318,7 +2329,7 @@ fn the_tools_list_counts_the_calls_the_gate_let_through() {
 /// does the scorer note appended right after each round.
 #[test]
 fn a_semantic_round_without_vectors_is_the_lexical_round_and_embeds_only_request_text() {
-    use context_decisions::session::{RoundScorer, SemanticJob};
+    use context_decisions::session::RoundScorer;
     let secret = "sk-live-PLANTED-9c1d";
     let tools = example_with_secret(secret);
     let start = |semantic: bool| {
@@ -2371,15 +2382,6 @@ fn a_semantic_round_without_vectors_is_the_lexical_round_and_embeds_only_request
         Some(&RoundScorer::Lexical(String::new()))
     );
 
-    let job_of = |effects: &[Effect]| -> SemanticJob {
-        effects
-            .iter()
-            .find_map(|e| match e {
-                Effect::Embed(job) => Some(job.clone()),
-                _ => None,
-            })
-            .expect("a semantic job")
-    };
     let mut fallback = start(true);
     let asked = fallback.boundary(BoundaryKind::Prompt {
         text: Some(prompt.into()),
@@ -2452,14 +2454,7 @@ fn a_changed_description_is_scored_at_the_next_prompt() {
             if let Some(tools) = tools {
                 pi.tools = tools;
             }
-            let effects = pi.prompt(prompt);
-            let job = effects
-                .iter()
-                .find_map(|e| match e {
-                    Effect::Embed(job) => Some(job.clone()),
-                    _ => None,
-                })
-                .expect("a semantic job");
+            let job = job_of(&pi.prompt(prompt));
             // Nothing is made available: the second prompt has the first one's candidates.
             let active = pi.active.clone();
             let done =
@@ -2496,13 +2491,7 @@ fn a_semantic_job_reads_whether_a_file_is_named_in_the_part_a_request_carries() 
     let effects = pi.boundary(BoundaryKind::Prompt {
         text: Some(prompt.clone()),
     });
-    let job = effects
-        .iter()
-        .find_map(|e| match e {
-            Effect::Embed(job) => Some(job.clone()),
-            _ => None,
-        })
-        .expect("a semantic job");
+    let job = job_of(&effects);
     assert!(!job.texts[0].contains("client.rs"), "{}", job.texts[0]);
     assert!(!job.names_a_file, "a file named outside what is read");
 }
