@@ -4,7 +4,9 @@
 //! fused scores and the round committed. Over the everyday set's inventory (157 tools), a
 //! session whose prompts are about the code in front of the model (most of a session's prompts),
 //! so what is measured is each prompt's cost, not what earlier rounds made available. Needs the
-//! model (`cargo xtask fetch-model`, or `PCD_MODEL_DIR`).
+//! model (`cargo xtask fetch-model`, or `PCD_MODEL_DIR`). And the same `Session` over 10,000 tools
+//! (the gate's fixture) scored by the lexical scorer alone, as without the model: what the
+//! `Session` itself costs a prompt at that scale.
 //!
 //! `cargo bench -p context-decisions --bench decision`
 
@@ -115,7 +117,46 @@ fn decide(
     embedding
 }
 
+/// A prompt's decision in a session over `tools` without the model: the lexical scores decide,
+/// inline.
+fn decide_lexically(
+    session: &mut Session,
+    active: &mut Vec<String>,
+    tools: &[ToolInfo],
+    prompt: &str,
+) {
+    let effects = session.boundary(BoundaryEvent {
+        kind: BoundaryKind::Prompt {
+            text: Some(prompt.to_owned()),
+        },
+        inventory: InventoryRead::Tools(tools.to_vec()),
+        active: active.clone(),
+    });
+    for effect in &effects {
+        if let Effect::SetActiveTools(names) = effect {
+            *active = names.clone();
+        }
+    }
+    black_box(effects);
+}
+
 fn decision(c: &mut Criterion) {
+    let fixture = pcd_gate::fixture::tools();
+    let (mut s, mut active) = session(&fixture);
+    s.set_semantic(Err("no model".into()));
+    for prompt in PROMPTS {
+        decide_lexically(&mut s, &mut active, &fixture, prompt);
+    }
+    let mut next = 0;
+    c.bench_function(
+        "a prompt's decision in a session, 10,000 tools, lexical",
+        |b| {
+            b.iter(|| {
+                next += 1;
+                decide_lexically(&mut s, &mut active, &fixture, PROMPTS[next % PROMPTS.len()])
+            })
+        },
+    );
     let Some(model) = model() else {
         eprintln!("no model installed: run `cargo xtask fetch-model`");
         return;
