@@ -172,7 +172,10 @@ pub struct VectorCache {
     path: Option<PathBuf>,
     /// The HMAC keyed with the user's secret, cloned for each entry.
     keyed: Hmac<Sha256>,
-    model: String,
+    /// SHA-256 fed the vectors' key ([`MiniLm::vectors_key`](crate::MiniLm::vectors_key), some
+    /// 200 bytes) and the byte 0, cloned for each text's key: a decision looks up every
+    /// candidate's text, and hashing that prefix again was most of each key's work.
+    key_prefix: Sha256,
     dimension: usize,
     max_bytes: u64,
     entries: HashMap<[u8; HASH], Entry>,
@@ -206,7 +209,12 @@ impl VectorCache {
             path,
             keyed: <Hmac<Sha256> as Mac>::new_from_slice(&secret.0)
                 .unwrap_or_else(|_| unreachable!("HMAC takes a key of any length")),
-            model: model.to_owned(),
+            key_prefix: {
+                let mut hash = Sha256::new();
+                hash.update(model.as_bytes());
+                hash.update([0u8]);
+                hash
+            },
             dimension,
             max_bytes,
             entries: HashMap::new(),
@@ -313,9 +321,7 @@ impl VectorCache {
 
     /// The key of `text`: the SHA-256 of the model's key and the text.
     fn key(&self, text: &str) -> [u8; HASH] {
-        let mut hash = Sha256::new();
-        hash.update(self.model.as_bytes());
-        hash.update([0u8]);
+        let mut hash = self.key_prefix.clone();
         hash.update(text.as_bytes());
         hash.finalize().into()
     }
@@ -580,6 +586,23 @@ mod tests {
 
     fn vector(seed: f32) -> Vec<f32> {
         (0..4).map(|i| seed + i as f32).collect()
+    }
+
+    /// A text's key is SHA-256 of the vectors' key, the byte 0 and the text, whatever the
+    /// lengths (so files written before the prefix was kept read the same): below, at and across
+    /// SHA-256's 64-byte blocks.
+    #[test]
+    fn a_texts_key_is_the_hash_of_the_model_a_zero_and_the_text() {
+        for model in ["m", &"k".repeat(63), &"k".repeat(64), &"k".repeat(215)] {
+            let cache = VectorCache::in_memory(model, 4);
+            for text in ["", "send mail", &"t".repeat(200)] {
+                let mut whole = model.as_bytes().to_vec();
+                whole.push(0);
+                whole.extend_from_slice(text.as_bytes());
+                let expected: [u8; HASH] = Sha256::digest(&whole).into();
+                assert_eq!(cache.key(text), expected, "{} {}", model.len(), text.len());
+            }
+        }
     }
 
     #[test]
