@@ -195,14 +195,14 @@ fn candidate_cosine(unit: &[f32], candidate: &[f32]) -> f64 {
 /// [`embedded::prompt_texts`](crate::embedded::prompt_texts) gives), a group's mixing its
 /// whole text's with its best member's; each vector as [`cosine`] has it; 0 with no usable
 /// prompt vector. The prompt's vectors are checked once, not per candidate.
-pub fn cosines(prompts: &[Vec<f32>], candidates: &[Vec<f32>]) -> Vec<f64> {
+pub fn cosines(prompts: &[Vec<f32>], candidates: &[impl AsRef<[f32]>]) -> Vec<f64> {
     let prompts: Vec<&Vec<f32>> = prompts.iter().filter(|p| is_unit(p)).collect();
     candidates
         .iter()
         .map(|v| {
             prompts
                 .iter()
-                .map(|p| candidate_cosine(p, v))
+                .map(|p| candidate_cosine(p, v.as_ref()))
                 .fold(f64::NEG_INFINITY, f64::max)
         })
         .map(|c| if c.is_finite() { c } else { 0.0 })
@@ -836,7 +836,7 @@ pub fn lexical_as_fitted(lexical: &[f64], mode: Mode) -> Cow<'_, [f64]> {
 pub fn scores_from_vectors(
     lexical: &[f64],
     prompts: &[Vec<f32>],
-    candidates: &[Vec<f32>],
+    candidates: &[impl AsRef<[f32]>],
     local_file: bool,
     mode: Mode,
 ) -> Vec<f64> {

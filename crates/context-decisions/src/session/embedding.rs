@@ -43,10 +43,15 @@ impl SemanticJob {
         if self.per_candidate.iter().sum::<usize>() != rest.len() {
             return None;
         }
-        let mut candidates = Vec::with_capacity(self.per_candidate.len());
+        // A tool's one vector is read where it lies; a group's texts are joined.
+        let mut candidates: Vec<std::borrow::Cow<'_, [f32]>> =
+            Vec::with_capacity(self.per_candidate.len());
         for &n in &self.per_candidate {
             let (texts, after) = rest.split_at(n);
-            candidates.push(texts.concat());
+            candidates.push(match texts {
+                [one] => one.as_slice().into(),
+                _ => texts.concat().into(),
+            });
             rest = after;
         }
         Some(semantic::scores_from_vectors(
