@@ -25,8 +25,12 @@ fn pick(prompt: &str) -> Value {
 }
 
 fn pick_with(prompt: &str, model: Option<std::path::PathBuf>) -> Value {
+    pick_in("tools", prompt, model)
+}
+
+fn pick_in(mode: &str, prompt: &str, model: Option<std::path::PathBuf>) -> Value {
     let root = std::env::temp_dir().join(format!(
-        "pcd-defaults-{}-{}-{}",
+        "pcd-defaults-{}-{}-{}-{mode}",
         std::process::id(),
         prompt.len(),
         model.is_some()
@@ -37,7 +41,7 @@ fn pick_with(prompt: &str, model: Option<std::path::PathBuf>) -> Value {
     let out = run(&PickArgs {
         tools: Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/inventory.json"),
         prompt: prompt.to_owned(),
-        mode: Some("tools".into()),
+        mode: Some(mode.into()),
         scorer: "embedded".into(),
         agent_dir: Some(agent),
         cwd: Some(cwd),
@@ -96,6 +100,34 @@ fn a_coding_only_prompt_exposes_nothing() {
     ] {
         for (v, scorer) in picks(prompt) {
             assert_eq!(available(&v), Vec::<String>::new(), "{scorer}: {prompt}");
+        }
+    }
+}
+
+/// A turn that only continues the task at hand names no topic: what the task needed was made
+/// available when it was asked for (availability is additive), so nothing new is, in either
+/// mode. The need gate read such turns as requests for something outside the code, and each
+/// made up to the cap of unrelated tools available. None of these prompts is among the gate's
+/// training prompts (`crates/picker/data/need-prompts.jsonl`) or in an evaluation set.
+#[test]
+fn a_turn_that_only_continues_the_task_makes_nothing_available() {
+    for prompt in [
+        "ok, keep going",
+        "yes please, do that",
+        "thanks, that looks right",
+        "hmm, try it once more",
+        "great, carry on",
+        "no, undo the last bit",
+        "sounds good to me",
+        "sure, go on",
+    ] {
+        for (v, scorer) in picks(prompt) {
+            assert_eq!(available(&v), Vec::<String>::new(), "{scorer}: {prompt}");
+        }
+        if let Some(dir) = pcd_tests::model_dir() {
+            let v = pick_in("mcp", prompt, Some(dir));
+            assert_eq!(v["signal"], "semantic+lexical", "{v}");
+            assert_eq!(available(&v), Vec::<String>::new(), "mcp: {prompt}");
         }
     }
 }

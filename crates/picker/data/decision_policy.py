@@ -49,9 +49,15 @@ gate's logit is a term of the candidate's logit; with `PRODUCT=1` it is instead 
 own, `sigmoid(scale x logit + bias)`, that multiplies the candidate's score; with `HYBRID=1` both.
 The shipped weights (`src/semantic.rs`), each from the weights shipped before (`START=`):
 - tools: `MODES=tools HYBRID=1 SMALL=DIR SMALL_WEIGHT=3 SMALL_EXP_TOOLS=6 SMALL_IRR_TOOLS=6
-  SMALL_CODING_TOOLS=0.8 AS_FITTED=0 KEEP=10 ITER=3000` on dumps written with the example
-  requests (`semantic::toward_example_requests`), from
-  `START=3.622,0.295,16.345,0.447,-7.723,-3.010,-1.000,0.0,1.035,2.242,3.741`, the weights
+  SMALL_CODING_TOOLS=0.8 AS_FITTED=0 KEEP=10 ITER=3000` on dumps written since the need prompts
+  and the everyday set have the turns that only continue a task (`follow-up`, and the
+  `short-request` prompts beside them; `need.jsonl`, the everyday dumps and the small
+  inventories written again), with `--write` (the gate), from
+  `START=3.413,0.326,17.762,-0.111,-8.071,-3.190,-0.996,0.0,1.162,1.532,4.803`, the weights the
+  same command fitted against the gate with the follow-up turns alone, from the weights before
+  them, `START=3.566,0.295,17.044,0.210,-8.451,-3.128,-1.001,0.0,1.108,2.340,4.482`; those were
+  fitted with it on dumps written with the example requests (`semantic::toward_example_requests`),
+  from `START=3.622,0.295,16.345,0.447,-7.723,-3.010,-1.000,0.0,1.035,2.242,3.741`, the weights
   before them, which came so: the weights the fit below prints, then the weight of the log of the number of
   candidates set to -1.0 by `SLOPES=-1.139,-1.1,-1.05,-1.0,-0.95,-0.9` with the fit's variables
   and its weights as `START` (`4.325,0.295,16.345,0.447,-7.723,-3.010,-1.139,0.0,1.035,2.242,
@@ -74,10 +80,15 @@ The shipped weights (`src/semantic.rs`), each from the weights shipped before (`
   test halves and a request next to a pasted log withheld (`tests/defaults_select.rs`). `log_rank`
   stays 0: tools mode's tool rounds already leave 88% of the everyday set's definition text
   withheld;
-- groups: `MODES=mcp SKIP=metatool PRODUCT=1 SMALL=DIR SMALL_EXP_MCP=2 SMALL_IRR_MCP=2 ABOVE=1
-  ABOVE_EXP_MCP=3.0 ABOVE_IRR_MCP=1.8 FREE_RANK=1 KEEP=10 CODING_MCP=0.15 ITER=900` (the group
-  share, `LEX_SHARE=0.15`, is the default with `MODES=mcp`, and the cap, `CAP_GROUPS=3`), on
-  dumps written with the query adapter, from
+- groups: `MODES=mcp PRODUCT=1 SMALL=DIR SMALL_EXP_MCP=2 SMALL_IRR_MCP=2 ABOVE=1
+  ABOVE_EXP_MCP=3.0 ABOVE_IRR_MCP=1.8 FREE_RANK=1 KEEP=10 CODING_MCP=0.15 ITER=2000` (the group
+  share, `LEX_SHARE=0.15`, is the default with `MODES=mcp`, and the cap, `CAP_GROUPS=3`) on the
+  dumps of the tools fit above, from
+  `START=4.493,0.747,17.100,2.057,-7.941,-2.193,-1.179,-3.191,4.030,1.239`; without `SKIP=metatool`,
+  which it had before: `metatool` has no group dump, so all it skipped was its queries in the
+  need gate's fit, and the gate it fitted against was not the one shipped. Those weights came
+  from the same command with `SKIP=metatool ITER=900`, on dumps written with the query adapter,
+  from
   `START=4.483,1.061,16.707,0.533,-7.162,-2.099,-1.179,-3.191,3.991,1.571` (the weights without
   the adapter, fitted so from
   `START=4.634,0.541,17.617,0.802,-6.533,-2.795,-1.125,-1.902,1.402,1.160`, the weights at a cap

@@ -11,6 +11,10 @@ ROOT = Path(__file__).resolve().parents[3]
 EVAL_DIRS = [ROOT / "eval" / name for name in ("everyday", "bfcl", "metatool", "unseen")]
 
 
+# The fewest characters a folded prompt has for "contained in a prompt kept apart" to count.
+SHORTEST_CONTAINED = 20
+
+
 def fold(text):
     """Lowercased, whitespace folded."""
     return re.sub(r"\s+", " ", text.lower()).strip()
@@ -42,11 +46,13 @@ class EvalPrompts:
 
     def overlap(self, prompt):
         """Why `prompt` may not be here (identical to, contained in, or containing one of the
-        prompts kept apart of 40 characters or more), or None."""
+        prompts kept apart of 40 characters or more), or None. Containment counts from
+        `SHORTEST_CONTAINED` characters on: a short turn ("ok", "try again") is a piece of many
+        sentences, not a copy of one."""
         p = fold(prompt)
         if p in self.prompts:
             return f"identical to {self.what}"
-        if p in self.haystack:
+        if len(p) >= SHORTEST_CONTAINED and p in self.haystack:
             return f"contained in {self.what}"
         hit = next((e for e in self.long if e in p), None)
         return f"contains {self.what} {hit[:60]!r}" if hit else None
