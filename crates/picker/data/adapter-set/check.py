@@ -4,7 +4,8 @@
 - `tools.json` parses, every tool has a name and a description, names are unique;
 - every line of `queries.jsonl` parses with exactly id, prompt and needs, ids and prompts are
   unique, and every tool a need names is in `tools.json`;
-- no prompt is identical to, contained in, or contains (40 characters or more) a prompt of the
+- no prompt is identical to, contained in (from 20 characters on), or contains (40 characters
+  or more) a prompt of the
   evaluation sets (eval/everyday, eval/bfcl, eval/metatool, eval/unseen), after lowercasing and folding
   whitespace; no tool shares a name or a description with a tool of those sets.
 Python's standard library only; it reads the data and scores nothing.
