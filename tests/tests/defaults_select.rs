@@ -132,6 +132,30 @@ fn a_turn_that_only_continues_the_task_makes_nothing_available() {
     }
 }
 
+/// The other side of the turns above: a turn that carries on and asks for something new still
+/// gets it, however it starts.
+#[test]
+fn a_request_after_an_acknowledgement_still_gets_its_tool() {
+    for (prompt, tool) in [
+        ("ok, now what's the weather in paris", "weather_now"),
+        (
+            "thanks! also page whoever is on call",
+            "mcp__dev_radius__page_oncall",
+        ),
+        ("great, next: translate this to german", "translate_text"),
+        ("looks good, add a todo to write docs", "todo_add"),
+        ("try again but use the calculator", "calculator"),
+    ] {
+        for (v, scorer) in picks(prompt) {
+            let names = available(&v);
+            assert!(
+                names.iter().any(|n| n == tool),
+                "{scorer}: {prompt}: {names:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn contractions_do_not_match_unrelated_tools() {
     // The lone `s` of "who's" once matched "project's" in the todo tools' descriptions.
