@@ -79,8 +79,8 @@ pub struct EvalArgs {
     /// once).
     #[arg(long)]
     pub sweep: bool,
-    /// Draw the sweep's recall and exposure against the threshold into this SVG file (implies
-    /// --sweep).
+    /// Draw the sweep's recall, needs met and exposure against the threshold into this SVG file
+    /// (implies --sweep).
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<std::path::PathBuf>,
     /// Print one JSON object.

@@ -664,6 +664,14 @@ pub fn evaluate(
                     "precision": round(s.precision()),
                     "exposed_per_prompt": round(s.exposed_per_prompt()),
                 });
+                if s.needs_prompts > 0 {
+                    row["needs_met_share"] =
+                        round(s.needs_prompts_met as f64 / s.needs_prompts as f64);
+                }
+                if s.paraphrase_prompts > 0 {
+                    row["paraphrase_needs_met_share"] =
+                        round(s.paraphrase_met as f64 / s.paraphrase_prompts as f64);
+                }
                 if let Some(share) = s.nothing_exposed_share() {
                     row["nothing_exposed_share"] = round(share);
                 }

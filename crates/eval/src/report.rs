@@ -124,6 +124,8 @@ pub(crate) fn sweep_rows(value: &Value) -> Vec<pcd_ui_text::EvalSweepRow> {
             recall: g(r, "recall"),
             precision: g(r, "precision"),
             exposed_per_prompt: g(r, "exposed_per_prompt"),
+            needs_met: r.get("needs_met_share").and_then(Value::as_f64),
+            paraphrase_needs_met: r.get("paraphrase_needs_met_share").and_then(Value::as_f64),
             nothing_exposed: r.get("nothing_exposed_share").and_then(Value::as_f64),
             coding_exposed: r.get("coding_exposed_per_prompt").and_then(Value::as_f64),
             session_withheld: r

@@ -553,7 +553,12 @@ fn the_everyday_format_is_read_and_its_figures_follow_the_selection() {
         assert!(f(&pair[1], "recall") <= f(&pair[0], "recall"));
         assert!(f(&pair[1], "exposed_per_prompt") <= f(&pair[0], "exposed_per_prompt"));
         assert!(f(&pair[1], "nothing_exposed_share") >= f(&pair[0], "nothing_exposed_share"));
+        assert!(f(&pair[1], "needs_met_share") <= f(&pair[0], "needs_met_share"));
     }
+    // No prompt of this set is in the paraphrase slice, so no row says a share of it.
+    assert!(rows
+        .iter()
+        .all(|r| r.get("paraphrase_needs_met_share").is_none()));
     let text = report(&dir, &v);
     for line in [
         "labelled prompts whose every need is made available",
@@ -564,6 +569,54 @@ fn the_everyday_format_is_read_and_its_figures_follow_the_selection() {
     ] {
         assert!(text.contains(line), "{line}: {text}");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_sweep_row_at_the_threshold_in_use_says_the_needs_met_and_paraphrase_slice_of_the_selection() {
+    let dir = std::env::temp_dir().join(format!("pcd-eval-sweep-needs-{}", std::process::id()));
+    everyday_set(&dir);
+    let mut queries = std::fs::read_to_string(dir.join("queries.jsonl")).unwrap();
+    for line in [
+        json!({"id": "p1", "prompt": "ring whoever carries the pager tonight",
+            "needs": [["page_oncall"]], "slice": "paraphrase"}),
+        json!({"id": "p2", "prompt": "will it rain in Oslo tomorrow",
+            "needs": [["weather_forecast"]], "slice": "paraphrase"}),
+    ] {
+        queries.push_str(&format!("{line}\n"));
+    }
+    std::fs::write(dir.join("queries.jsonl"), queries).unwrap();
+    let set = EvalSet::load(&dir).unwrap();
+    for threshold in [0.05, 0.5, 0.95] {
+        let v = evaluate(&set, &options(Mode::Tools, threshold, 6), |_, _| {});
+        let row = v["sweep"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["threshold"] == json!(threshold))
+            .unwrap()
+            .clone();
+        let e = &v["everyday"];
+        assert_eq!(
+            row["needs_met_share"], e["needs_met_share"],
+            "{threshold}: {v}"
+        );
+        assert_eq!(
+            row["paraphrase_needs_met_share"], e["paraphrase_needs_met_share"],
+            "{threshold}: {v}"
+        );
+        assert_eq!(e["paraphrase_prompts"], 2);
+    }
+    // Every need is met with everything exposed, none with nothing: the rows follow the selection.
+    let v = evaluate(&set, &options(Mode::Tools, 0.0, 1000), |_, _| {});
+    assert_eq!(v["everyday"]["needs_met_share"], 1.0);
+    let text = report(&dir, &v);
+    assert!(
+        text.lines().any(|l| l.starts_with("threshold")
+            && l.contains("needs met")
+            && l.contains("paraphrase slice")),
+        "{text}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -681,9 +734,13 @@ fn the_plot_is_svg_with_both_series_and_the_default_marked() {
         .descendants()
         .filter(|n| n.has_tag_name("polyline"))
         .collect();
-    // The set has a coding-only prompt, so sessions are drawn and their series is drawn too.
-    assert_eq!(series.len(), 3);
-    for (node, id) in series.iter().zip(["recall", "exposed", "session-withheld"]) {
+    // The set says needs, so the share of prompts whose every need is made available is drawn;
+    // it has a coding-only prompt, so sessions are drawn and their series is drawn too.
+    assert_eq!(series.len(), 4);
+    for (node, id) in series
+        .iter()
+        .zip(["recall", "exposed", "needs-met", "session-withheld"])
+    {
         assert_eq!(node.attribute("id"), Some(id));
         let points = node.attribute("points").unwrap().split_whitespace();
         let points: Vec<(f64, f64)> = points

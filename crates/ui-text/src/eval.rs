@@ -191,6 +191,12 @@ pub struct EvalSweepRow {
     pub precision: f64,
     /// Candidates selected per labelled prompt.
     pub exposed_per_prompt: f64,
+    /// The share of labelled prompts whose every need is made available, when the set says
+    /// needs.
+    pub needs_met: Option<f64>,
+    /// The same share over the paraphrase slice (prompts that share no word with their tools),
+    /// when the set marks one.
+    pub paraphrase_needs_met: Option<f64>,
     /// The share of irrelevance prompts that expose nothing, when the set has some.
     pub nothing_exposed: Option<f64>,
     /// Candidates exposed per coding-only prompt, when the set has some.
@@ -407,12 +413,21 @@ fn calibration(s: &mut String, c: &EvalCalibration) {
 
 fn sweep(s: &mut String, rows: &[EvalSweepRow], cap: u64) {
     let _ = writeln!(s, "\nselection by threshold (cap {cap}):");
+    let needs = rows.iter().any(|r| r.needs_met.is_some());
+    let paraphrase = rows.iter().any(|r| r.paraphrase_needs_met.is_some());
     let sessions = rows.iter().any(|r| r.session_withheld.is_some());
     let _ = write!(
         s,
-        "{:<12}{:>10}{:>12}{:>22}{:>30}",
-        "threshold", "recall", "precision", "exposed per prompt", "irrelevance, nothing exposed"
+        "{:<12}{:>10}{:>12}{:>22}",
+        "threshold", "recall", "precision", "exposed per prompt"
     );
+    if needs {
+        let _ = write!(s, "{:>12}", "needs met");
+    }
+    if paraphrase {
+        let _ = write!(s, "{:>18}", "paraphrase slice");
+    }
+    let _ = write!(s, "{:>30}", "irrelevance, nothing exposed");
     if sessions {
         let _ = write!(
             s,
@@ -422,13 +437,20 @@ fn sweep(s: &mut String, rows: &[EvalSweepRow], cap: u64) {
     }
     s.push('\n');
     let percent = |x: Option<f64>| x.map_or("-".to_owned(), |x| format!("{:.1}%", 100.0 * x));
+    let share = |x: Option<f64>| x.map_or("-".to_owned(), |x| format!("{x:.3}"));
     for r in rows {
-        let nothing = percent(r.nothing_exposed);
         let _ = write!(
             s,
-            "{:<12.2}{:>10.3}{:>12.3}{:>22.2}{nothing:>30}",
+            "{:<12.2}{:>10.3}{:>12.3}{:>22.2}",
             r.threshold, r.recall, r.precision, r.exposed_per_prompt
         );
+        if needs {
+            let _ = write!(s, "{:>12}", share(r.needs_met));
+        }
+        if paraphrase {
+            let _ = write!(s, "{:>18}", share(r.paraphrase_needs_met));
+        }
+        let _ = write!(s, "{:>30}", percent(r.nothing_exposed));
         if sessions {
             let coding = r
                 .coding_exposed
@@ -462,7 +484,9 @@ fn xml_escape(text: &str) -> String {
 
 /// `eval --plot`: an SVG of recall (left axis, 0 to 1) and candidates exposed per prompt (right
 /// axis) against the threshold, one `<polyline>` per series (`id="recall"`, `id="exposed"`,
-/// a point per row), and the threshold in use as a dashed vertical line
+/// a point per row; `id="needs-met"`, the share of labelled prompts whose every need is made
+/// available, and `id="session-withheld"` when every row has them), and the threshold in use as
+/// a dashed vertical line
 /// (`id="default-threshold"`), labelled `default` when it is the built-in default (`is_default`)
 /// and `in use` when settings or flags chose another. `title` names the set, mode and split.
 pub fn eval_sweep_svg(
@@ -472,7 +496,7 @@ pub fn eval_sweep_svg(
     title: &str,
 ) -> String {
     const W: f64 = 640.0;
-    const H: f64 = 400.0;
+    const H: f64 = 430.0;
     const LEFT: f64 = 60.0;
     const RIGHT: f64 = 580.0;
     const TOP: f64 = 50.0;
@@ -557,6 +581,20 @@ pub fn eval_sweep_svg(
          points=\"{}\"/>",
         points(&|r| r.exposed_per_prompt / most_exposed)
     );
+    if rows.iter().all(|r| r.needs_met.is_some()) && !rows.is_empty() {
+        let _ = writeln!(
+            s,
+            "<polyline id=\"needs-met\" fill=\"none\" stroke=\"#9467bd\" stroke-width=\"2\" \
+             points=\"{}\"/>",
+            points(&|r| r.needs_met.unwrap_or(0.0))
+        );
+        let _ = writeln!(
+            s,
+            "<text x=\"{LEFT}\" y=\"{}\" fill=\"#9467bd\">labelled prompts whose every need is \
+             made available (left axis)</text>",
+            H - 44.0
+        );
+    }
     if rows.iter().all(|r| r.session_withheld.is_some()) && !rows.is_empty() {
         let _ = writeln!(
             s,
@@ -784,6 +822,8 @@ mod tests {
             },
             sweep: vec![EvalSweepRow {
                 threshold: 0.5,
+                needs_met: Some(0.6875),
+                paraphrase_needs_met: Some(0.5625),
                 coding_exposed: Some(0.25),
                 session_withheld: Some(0.6125),
                 session_needs_met: Some(0.8),
@@ -813,6 +853,23 @@ mod tests {
         ] {
             assert!(text.contains(line), "{line}: {text}");
         }
+        // The sweep's row says its needs met and its paraphrase slice's under their own headers.
+        let header = text
+            .lines()
+            .find(|l| l.starts_with("threshold"))
+            .expect("the sweep's header");
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("0.50 "))
+            .expect("the sweep's row");
+        for (column, value) in [("needs met", "0.688"), ("paraphrase slice", "0.562")] {
+            let end = header.find(column).expect(column) + column.len();
+            assert_eq!(
+                row[..end].split_whitespace().last(),
+                Some(value),
+                "{column}: {text}"
+            );
+        }
         let rows: Vec<EvalSweepRow> = (1..=3)
             .map(|i| EvalSweepRow {
                 threshold: f64::from(i) * 0.25,
@@ -823,6 +880,24 @@ mod tests {
         let svg = eval_sweep_svg(&rows, 0.5, true, "t");
         assert_eq!(svg.matches("<polyline").count(), 3);
         assert!(svg.contains("id=\"session-withheld\""), "{svg}");
+        assert!(!svg.contains("id=\"needs-met\""), "{svg}");
+        // Needs met is drawn on the left axis when every row has it: 1.0 at the top, 0.5 half-way.
+        let rows: Vec<EvalSweepRow> = [1.0, 0.5]
+            .iter()
+            .enumerate()
+            .map(|(i, &met)| EvalSweepRow {
+                threshold: (i as f64 + 1.0) * 0.25,
+                needs_met: Some(met),
+                ..EvalSweepRow::default()
+            })
+            .collect();
+        let svg = eval_sweep_svg(&rows, 0.5, true, "t");
+        assert_eq!(svg.matches("<polyline").count(), 3);
+        assert!(
+            svg.contains("id=\"needs-met\" fill=\"none\" stroke=\"#9467bd\" stroke-width=\"2\" points=\"190.0,50.0 320.0,195.0\""),
+            "{svg}"
+        );
+        assert!(svg.contains("every need is made available (left axis)"));
     }
 
     #[test]
