@@ -9,7 +9,7 @@
 - no prompt is identical to, contained in (from 20 characters on), or contains (40 characters
   or more) a prompt of the
   other evaluation sets or of the data anything is fitted on (the query adapter's
-  `adapter-set`, the need gate's `need-prompts.jsonl`), after lowercasing and folding
+  `adapter-set`, the example requests' `example-set`, the need gate's `need-prompts.jsonl`), after lowercasing and folding
   whitespace, and no tool shares a name or a description with one of theirs;
 - the paraphrase slice is right (`eval/everyday/paraphrase.py`'s check: no content word shared
   with a needed tool's name, description or label), and every prompt that shares none is in it.
@@ -33,9 +33,10 @@ bad = problems.append
 
 # What must stay apart from this set: the other evaluation sets, and what is fitted.
 others = [ROOT / "eval" / d for d in ("everyday", "bfcl", "metatool")]
-kept_apart = EvalPrompts(others, [DATA / "adapter-set" / "queries.jsonl", DATA / "need-prompts.jsonl"],
+kept_apart = EvalPrompts(others, [DATA / "adapter-set" / "queries.jsonl", DATA / "example-set" / "queries.jsonl",
+                                  DATA / "need-prompts.jsonl"],
                          "a prompt of another set")
-other_tools = tools_of(others + [DATA / "adapter-set"])
+other_tools = tools_of(others + [DATA / "adapter-set", DATA / "example-set"])
 
 tools = json.loads((HERE / "tools.json").read_text())
 problems += tool_problems(tools, other_tools, "another set")

@@ -49,7 +49,11 @@ gate's logit is a term of the candidate's logit; with `PRODUCT=1` it is instead 
 own, `sigmoid(scale x logit + bias)`, that multiplies the candidate's score; with `HYBRID=1` both.
 The shipped weights (`src/semantic.rs`), each from the weights shipped before (`START=`):
 - tools: `MODES=tools HYBRID=1 SMALL=DIR SMALL_WEIGHT=3 SMALL_EXP_TOOLS=6 SMALL_IRR_TOOLS=6
-  SMALL_CODING_TOOLS=0.8 AS_FITTED=0 KEEP=10 ITER=3000` on dumps written since the need prompts
+  SMALL_CODING_TOOLS=0.8 AS_FITTED=0 KEEP=10 ITER=3000` on dumps written with the example
+  requests of the example set (`example-set/`, every dump written again; the gate it fits is
+  the one shipped), from
+  `START=3.397,0.338,17.545,-0.207,-8.013,-3.079,-0.996,0.0,1.250,1.544,4.758`, the weights the
+  same command fitted on dumps written since the need prompts
   and the everyday set have the turns that only continue a task (`follow-up`, and the
   `short-request` prompts beside them; `need.jsonl`, the everyday dumps and the small
   inventories written again), with `--write` (the gate), from
@@ -84,6 +88,8 @@ The shipped weights (`src/semantic.rs`), each from the weights shipped before (`
   ABOVE_EXP_MCP=3.0 ABOVE_IRR_MCP=1.8 FREE_RANK=1 KEEP=10 CODING_MCP=0.15 ITER=2000` (the group
   share, `LEX_SHARE=0.15`, is the default with `MODES=mcp`, and the cap, `CAP_GROUPS=3`) on the
   dumps of the tools fit above, from
+  `START=4.493,0.830,17.241,2.203,-7.739,-2.269,-1.183,-3.136,3.936,1.240`, the weights the same
+  command fitted on the dumps before the example set, from
   `START=4.493,0.747,17.100,2.057,-7.941,-2.193,-1.179,-3.191,4.030,1.239`; without `SKIP=metatool`,
   which it had before: `metatool` has no group dump, so all it skipped was its queries in the
   need gate's fit, and the gate it fitted against was not the one shipped. Those weights came

@@ -1,7 +1,8 @@
 """What training data must not share with the evaluation sets: their prompts (`eval/everyday`,
 `eval/bfcl`, `eval/metatool`, `eval/unseen`, every queries and irrelevance file), folded. Used by
-`need-prompts-check.py`, `adapter-set/check.py` and `eval/unseen/check.py`, with the reading of
-a JSON-lines file and the checks of a `tools.json` they share. Python's standard library only."""
+`need-prompts-check.py`, `adapter-set/check.py`, `example-set/check.py` and `eval/unseen/check.py`,
+with the reading of a JSON-lines file, the checks of a `tools.json` and the whole check of an
+invented training set (`check_training_set`) they share. Python's standard library only."""
 import json
 import re
 from collections import Counter
@@ -112,3 +113,43 @@ def row_problems(rows, evaluation=None):
         if why:
             out.append(f"{r['id']}: {why}")
     return out
+
+
+# The folders of invented servers, tools and prompts something is fitted on: the query adapter's
+# and the example requests' (`adapter-set`), and the example requests' alone (`example-set`).
+TRAINING_DIRS = [ROOT / "crates" / "picker" / "data" / name for name in ("adapter-set", "example-set")]
+
+
+def check_training_set(folder):
+    """Checks one invented training set (`adapter-set`, `example-set`): its `tools.json` parses,
+    every tool has a name and a description, names are unique; every line of its `queries.jsonl`
+    has exactly id, prompt and needs, ids and prompts are unique, and every tool a need names is
+    in `tools.json`; no prompt is identical to, contained in or containing a prompt of the
+    evaluation sets or of the other training sets (`EvalPrompts.overlap`), and no tool shares a
+    name or a description with a tool of theirs. Prints a summary and the problems; returns the
+    exit status (1 on a problem)."""
+    folder = Path(folder).resolve()
+    others = [d for d in TRAINING_DIRS if d != folder]
+    problems = []
+    bad = problems.append
+    tools = json.loads((folder / "tools.json").read_text())
+    names = {t.get("name") for t in tools}
+    kept_tools = tools_of(EVAL_DIRS + others)
+    problems += tool_problems(tools, kept_tools, "an evaluation set or another training set")
+    rows = []
+    for _, r in jsonl_rows(folder / "queries.jsonl", {"id", "prompt", "needs"}, bad, "queries.jsonl "):
+        for need in r["needs"]:
+            for n in need:
+                if n not in names:
+                    bad(f"{r['id']}: needs a tool the inventory lacks")
+        rows.append(r)
+    kept = EvalPrompts(None, [d / "queries.jsonl" for d in others],
+                       "an evaluation prompt or another training set's")
+    problems += row_problems(rows, kept)
+    servers = Counter(t["namespace"]["name"] if "namespace" in t else t["sourceInfo"]["source"]
+                      for t in tools)
+    print(f"{len(tools)} tools of {len(servers)} servers and extensions, {len(rows)} prompts; "
+          f"compared with {len(kept.prompts)} prompts and {len(kept_tools)} tools kept apart")
+    for p in problems:
+        print("PROBLEM:", p)
+    return 1 if problems else 0

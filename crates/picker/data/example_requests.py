@@ -3,9 +3,9 @@
 The query adapter (`query_adapter.py`) is one linear map for every request; what it cannot hold
 is local: "umbrella tmrw in bergen?" lies near requests people make of a forecast tool, far
 from the words "Daily forecast for a place". So the prompt also looks at the example requests
-it resembles: the adapter set's prompts (invented servers and extensions, prompts written for
-them, most in other words than their tools'; `adapter-set/README.md`), each with the vector of
-the tool it needed. The `EXAMPLE_NEIGHBOURS` most similar example prompts (the prompt's own
+it resembles: the prompts of the adapter set and of the example set (invented servers and
+extensions, prompts written for them, most in other words than their tools'; `adapter-set/README.md`,
+`example-set/README.md`), each with the vector of the tool it needed. The `EXAMPLE_NEIGHBOURS` most similar example prompts (the prompt's own
 vector against theirs: requests resemble requests far more reliably than they resemble tool
 texts) weigh their tools' vectors by a softmax of that similarity (`EXAMPLE_TEMPERATURE`); their
 mean, as a unit vector, is added to the adapted prompt, `EXAMPLE_WEIGHT` times the share by
@@ -15,12 +15,13 @@ candidates are never in the bank: it pulls toward where such tools lie, whoever 
 
     M=MODEL_DIR; D=DIR
     cargo run --release -p pcd-eval --example ranking_dump -- crates/picker/data/adapter-set tools $M > $D/adapter-tools.jsonl
+    cargo run --release -p pcd-eval --example ranking_dump -- crates/picker/data/example-set tools $M > $D/example-tools.jsonl
     python3 crates/picker/data/example_requests.py $D --write
 
 writes `example-requests.bin`: little-endian, a u32 count of tools T and a u32 count of
 examples N, then T tool vectors and N prompt vectors of 384 IEEE binary16 values each (the
 model's vectors are rounded to binary16 already), then N u16 tool indices, one per example (a
-prompt with two needs is two examples).
+prompt with two needs is two examples): the adapter set's, then the example set's.
 
     python3 crates/picker/data/example_requests.py $D --sweep
 
@@ -45,6 +46,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # `semantic::EXAMPLE_*`: the shipped setting.
 SHIPPED = dict(weight=1.0, neighbours=10, temperature=0.1, floor=0.4)
 DIM = 384
+
+
+def joined(*banks):
+    """The banks `banks` as one: their examples one after another, each tool index moved past the
+    tools of the banks before it."""
+    prompts = np.vstack([b[0] for b in banks])
+    tools = np.vstack([b[1] for b in banks])
+    offsets = np.cumsum([0] + [len(b[1]) for b in banks[:-1]])
+    index = np.concatenate([b[2] + o for b, o in zip(banks, offsets)])
+    return prompts, tools, index
 
 
 def bank(s, parts=None):
@@ -94,7 +105,7 @@ def measure(s, W, b, cfg, split, sl=None):
 
 
 def write(directory):
-    prompts, tools, index = bank(qa.load(directory, 'adapter-tools'))
+    prompts, tools, index = shipped_bank(directory)
     path = os.path.join(HERE, 'example-requests.bin')
     with open(path, 'wb') as f:
         f.write(np.array([len(tools), len(prompts)], '<u4').tobytes())
@@ -102,6 +113,15 @@ def write(directory):
         f.write(prompts.astype('<f2').tobytes())
         f.write(index.astype('<u2').tobytes())
     print(f'wrote {path}: {len(tools)} tools, {len(prompts)} examples', file=sys.stderr)
+
+
+def shipped_bank(directory):
+    """The bank that ships: the adapter set's examples, then the example set's (when its dump,
+    `example-tools`, is in `directory`; without it, the bank as it was before the example set)."""
+    banks = [bank(qa.load(directory, 'adapter-tools'))]
+    if os.path.exists(os.path.join(directory, 'example-tools.jsonl')):
+        banks.append(bank(qa.load(directory, 'example-tools')))
+    return joined(*banks)
 
 
 SETTINGS = [dict(SHIPPED, weight=0.0)] + [
@@ -117,7 +137,7 @@ def sweep(directory):
         others = [p for p in qa.PARTS if p != part]
         held[part] = (qa.train([qa.restrict(tools, part, False), qa.restrict(groups, part, False)], 0.01, 4),
                       bank(tools, others), qa.restrict(tools, part, True))
-    whole = bank(tools)
+    whole = shipped_bank(directory)
     names = [n for n in ('everyday-tools', 'bfcl-tools', 'metatool-tools', 'everyday-mcp', 'bfcl-mcp',
                          'unseen-tools', 'unseen-mcp')
              if os.path.exists(os.path.join(directory, n + '.jsonl'))]

@@ -1,9 +1,9 @@
 //! The two loops a prompt's adaptation spends its time in, each with a portable version and, on
 //! x86-64, one for the vector units every x86-64 CPU of the last decade has (AVX2, and F16C to
-//! read binary16), chosen at run time. The example requests' pass streams 1,382 vectors of 384
-//! values per prompt text: at single precision that is 2 MB, more than a core's L2 holds, so the
-//! pass waited on memory (about 100 µs a prompt text); kept at half precision and widened in
-//! registers it reads half the bytes.
+//! read binary16), chosen at run time. The example requests' pass streams 2,840 vectors of 384
+//! values per prompt text: at single precision that would be 4.4 MB, more than a core's L2 holds,
+//! so the pass would wait on memory (1,382 of them took about 100 µs a prompt text); kept at half
+//! precision and widened in registers it reads half the bytes.
 //!
 //! Every version runs the same multiplications and additions in the same order (no fused
 //! multiply-add, each lane's sum over the dimensions in turn, binary16 widened exactly), so every
