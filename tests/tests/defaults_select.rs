@@ -132,6 +132,27 @@ fn a_turn_that_only_continues_the_task_makes_nothing_available() {
     }
 }
 
+/// `pick` says what the need gate made of the prompt when the model read it (and says nothing of
+/// it when the lexical scorer alone decided): a prompt that gets nothing says why.
+#[test]
+fn pick_says_what_the_need_gate_read() {
+    let lexical = pick("ok, keep going");
+    assert_eq!(lexical["need_gate"], Value::Null, "{lexical}");
+    let Some(dir) = pcd_tests::model_dir() else {
+        return;
+    };
+    for (prompt, outside) in [
+        ("ok, keep going", false),
+        ("add logging to the retry loop in client.rs", false),
+        ("How hot is it in Rome?", true),
+        ("page whoever is on call for checkout", true),
+    ] {
+        let v = pick_with(prompt, Some(dir.clone()));
+        let need = v["need_gate"].as_f64().expect("the need gate's answer");
+        assert_eq!(need >= 0.5, outside, "{prompt}: {need}");
+    }
+}
+
 /// The other side of the turns above: a turn that carries on and asks for something new still
 /// gets it, however it starts.
 #[test]

@@ -300,6 +300,9 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
     let too_few = set.candidates.len() < decision.minimum_candidates_for(mode) as usize;
     let mut evidence = Vec::new();
     let mut signal = None;
+    // The need gate's answer, when the model read the prompt: how likely it needs anything
+    // outside the code at all.
+    let mut need = None;
     let outcomes = if too_few {
         Vec::new()
     } else if args.scorer == "http" {
@@ -334,10 +337,16 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         let (scores, used) = match &model {
             Ok(model) => {
                 let vectors = pcd_picker::semantic::candidate_vectors(model, &set.candidates);
-                let out = context_decisions::semantic::scores(
+                let prompts = context_decisions::semantic::prompt_vectors(model, &prompt);
+                need = prompts
+                    .as_ref()
+                    .and_then(|p| p.first())
+                    .and_then(|p| pcd_picker::semantic::need_probability(p));
+                let out = context_decisions::semantic::scores_with_prompt(
                     &index,
                     Some(model).zip(vectors.as_deref()),
                     &prompt,
+                    prompts.as_deref(),
                     mode,
                 );
                 warnings.extend(model.notes().iter().cloned());
@@ -437,6 +446,7 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
             Some(context_decisions::semantic::ScorerUsed::Lexical(reason)) if !reason.is_empty() => json!(reason),
             _ => Value::Null,
         },
+        "need_gate": need.map(rounded),
         "threshold": decision.threshold,
         "cap": cap,
         "minimum_candidates": decision.minimum_candidates_for(mode),
@@ -498,6 +508,7 @@ fn render(v: &Value) -> String {
     pcd_ui_text::pick_report(&pcd_ui_text::PickReport {
         mode: text(&v["mode"]),
         scorer: pcd_ui_text::scorer_words(&text(&v["scorer"]), v["signal"].as_str()),
+        need: v["need_gate"].as_f64(),
         threshold: v["threshold"].as_f64().unwrap_or_default(),
         cap: v["cap"].as_u64().unwrap_or_default(),
         candidates: v["candidates"].as_u64().unwrap_or_default() as usize,

@@ -83,6 +83,9 @@ pub struct PickReport {
     pub mode: String,
     /// Who scored, in words ([`crate::scorer_words`]).
     pub scorer: String,
+    /// The need gate's probability that the prompt needs anything outside the code at all, when
+    /// the semantic model read the prompt.
+    pub need: Option<f64>,
     /// The threshold.
     pub threshold: f64,
     /// The cap per round.
@@ -174,6 +177,18 @@ pub fn pick_report(r: &PickReport) -> String {
         r.available.len(),
         r.candidates,
     );
+    if let Some(need) = r.need {
+        let reads = if need < 0.5 {
+            "work on the code, or a turn that carries on with the task: every score is held down"
+        } else {
+            "a request for something outside the code"
+        };
+        let _ = writeln!(
+            s,
+            "the need gate reads the prompt as {reads} ({need:.2} that it needs anything outside \
+             the code)"
+        );
+    }
     for (title, list) in [("made available", &r.available), ("withheld", &r.withheld)] {
         let _ = writeln!(s, "\n{title} ({}):", list.len());
         for row in list.iter().take(PICK_LISTED) {
@@ -341,6 +356,7 @@ mod tests {
         let text = pick_report(&PickReport {
             mode: "tools".into(),
             scorer: crate::scorer_words("embedded", None),
+            need: None,
             threshold: 1.0,
             cap: 6,
             candidates: 2,
@@ -373,6 +389,7 @@ mod tests {
             pick_report(&PickReport {
                 mode: "tools".into(),
                 scorer: "embedded".into(),
+                need: None,
                 threshold: 0.625,
                 cap: 6,
                 candidates: 3,
@@ -403,6 +420,7 @@ mod tests {
         let report = |best: PickWithheld| PickReport {
             mode: "tools".into(),
             scorer: crate::scorer_words("embedded", None),
+            need: None,
             threshold: 0.625,
             cap: 1,
             candidates: 12,
@@ -435,11 +453,48 @@ mod tests {
         insta::assert_snapshot!(format!("{below}\n---\n{over}"));
     }
 
+    /// With the model, the report says what the need gate made of the prompt, so that a prompt
+    /// that gets nothing says why: it read as work on the code, not a request.
+    #[test]
+    fn pick_report_says_what_the_need_gate_read() {
+        let report = |need| {
+            pick_report(&PickReport {
+                mode: "tools".into(),
+                scorer: crate::scorer_words("embedded", Some("semantic+lexical")),
+                need,
+                threshold: 0.625,
+                cap: 6,
+                candidates: 24,
+                available: Vec::new(),
+                withheld: Vec::new(),
+                always_available: Vec::new(),
+                settings_files: Vec::new(),
+                overridden: Vec::new(),
+                global_unreadable: false,
+                project_unreadable: false,
+                best_withheld: None,
+            })
+        };
+        let second = |text: &str| text.lines().nth(1).unwrap_or_default().to_owned();
+        assert_eq!(
+            second(&report(Some(0.125))),
+            "the need gate reads the prompt as work on the code, or a turn that carries on with \
+             the task: every score is held down (0.12 that it needs anything outside the code)"
+        );
+        assert_eq!(
+            second(&report(Some(0.97))),
+            "the need gate reads the prompt as a request for something outside the code (0.97 \
+             that it needs anything outside the code)"
+        );
+        assert!(!report(None).contains("need gate"));
+    }
+
     #[test]
     fn pick_report_names_no_gap_when_every_withheld_candidate_scored_0() {
         let text = pick_report(&PickReport {
             mode: "tools".into(),
             scorer: crate::scorer_words("embedded", Some("lexical")),
+            need: None,
             threshold: 0.625,
             cap: 6,
             candidates: 2,
