@@ -361,6 +361,8 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         tracing::info!(signal = used.name(), "pick: scored");
         if let context_decisions::semantic::ScorerUsed::Lexical(reason) = &used {
             tracing::debug!(reason = %reason, "pick: the semantic signal is not used");
+            // The lexical scores do not read the gate: its answer would explain nothing.
+            need = None;
         }
         signal = Some(used);
         let scores: Vec<Option<f64>> = scores.into_iter().map(Some).collect();
