@@ -977,6 +977,40 @@ mod tests {
         }
     }
 
+    /// The shipped bank is the two training sets it is written from, whole and in order
+    /// (`data/example_requests.py`): one tool vector per tool of `adapter-set` then of
+    /// `example-set`, one example per need of each prompt, each naming a tool of its own set. A
+    /// set edited without the bank written again fails here.
+    #[test]
+    fn the_example_requests_are_the_two_training_sets() {
+        let requests = example_requests().expect("the shipped example requests decode");
+        let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+        let (mut tools, mut examples) = (0, Vec::new());
+        for set in ["adapter-set", "example-set"] {
+            let read = |file: &str| std::fs::read_to_string(data.join(set).join(file)).unwrap();
+            let inventory: Vec<serde_json::Value> =
+                serde_json::from_str(&read("tools.json")).unwrap();
+            for line in read("queries.jsonl")
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+            {
+                let query: serde_json::Value = serde_json::from_str(line).unwrap();
+                for _ in query["needs"].as_array().unwrap() {
+                    examples.push(tools..tools + inventory.len());
+                }
+            }
+            tools += inventory.len();
+        }
+        assert_eq!(requests.tools.len(), tools * NEED_GATE_DIMENSIONS);
+        assert_eq!(requests.tool_of.len(), examples.len());
+        for (example, (tool, own)) in requests.tool_of.iter().zip(&examples).enumerate() {
+            assert!(
+                own.contains(tool),
+                "example {example}: tool {tool} not in {own:?}"
+            );
+        }
+    }
+
     /// One example's prompt vector.
     fn example_prompt(requests: &ExampleRequests, example: usize) -> Vec<f32> {
         requests.prompts.vector(example)
