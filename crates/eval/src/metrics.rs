@@ -664,13 +664,12 @@ pub fn evaluate(
                     "precision": round(s.precision()),
                     "exposed_per_prompt": round(s.exposed_per_prompt()),
                 });
-                if s.needs_prompts > 0 {
-                    row["needs_met_share"] =
-                        round(s.needs_prompts_met as f64 / s.needs_prompts as f64);
-                }
-                if s.paraphrase_prompts > 0 {
-                    row["paraphrase_needs_met_share"] =
-                        round(s.paraphrase_met as f64 / s.paraphrase_prompts as f64);
+                // The main figures' own shares, so a row at the threshold in use says the same.
+                let everyday = everyday_json(&s);
+                for key in ["needs_met_share", "paraphrase_needs_met_share"] {
+                    if let Some(share) = everyday.get(key) {
+                        row[key] = share.clone();
+                    }
                 }
                 if let Some(share) = s.nothing_exposed_share() {
                     row["nothing_exposed_share"] = round(share);
