@@ -25,7 +25,7 @@ ROOT = HERE.parents[1]
 DATA = ROOT / "crates" / "picker" / "data"
 sys.path.insert(0, str(DATA))
 sys.path.insert(0, str(ROOT / "eval" / "everyday"))
-from eval_overlap import EvalPrompts, jsonl_rows, row_problems, tool_problems, tools_of  # noqa: E402
+from eval_overlap import TRAINING_DIRS, EvalPrompts, jsonl_rows, row_problems, tool_problems, tools_of  # noqa: E402
 import paraphrase  # noqa: E402
 
 problems = []
@@ -33,10 +33,9 @@ bad = problems.append
 
 # What must stay apart from this set: the other evaluation sets, and what is fitted.
 others = [ROOT / "eval" / d for d in ("everyday", "bfcl", "metatool")]
-kept_apart = EvalPrompts(others, [DATA / "adapter-set" / "queries.jsonl", DATA / "example-set" / "queries.jsonl",
-                                  DATA / "need-prompts.jsonl"],
+kept_apart = EvalPrompts(others, [d / "queries.jsonl" for d in TRAINING_DIRS] + [DATA / "need-prompts.jsonl"],
                          "a prompt of another set")
-other_tools = tools_of(others + [DATA / "adapter-set", DATA / "example-set"])
+other_tools = tools_of(others + TRAINING_DIRS)
 
 tools = json.loads((HERE / "tools.json").read_text())
 problems += tool_problems(tools, other_tools, "another set")

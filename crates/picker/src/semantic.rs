@@ -393,8 +393,8 @@ fn example_requests() -> Option<&'static ExampleRequests> {
 /// and of the example set (`crates/picker/data/adapter-set`, `example-set`) with the tools they
 /// needed (invented servers and extensions, no evaluation set's prompt or tool, and never the
 /// user's candidates: they pull toward where such tools lie, whoever provides them), written by
-/// `crates/picker/data/example_requests.py`, which has the sweep behind the constants. A prompt like no example, or a vector not of the model's dimension, is returned
-/// as `adapted` is.
+/// `crates/picker/data/example_requests.py`, which has the sweep behind the constants. A prompt
+/// like no example, or a vector not of the model's dimension, is returned as `adapted` is.
 pub fn toward_example_requests(prompt: &[f32], adapted: Vec<f32>) -> Vec<f32> {
     let d = NEED_GATE_DIMENSIONS;
     let Some(requests) = example_requests() else {
