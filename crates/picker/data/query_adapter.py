@@ -35,12 +35,13 @@ script applies the one it fits.) Lambda 0.01 and 4 epochs were chosen by the rea
 adapter set's four parts held out in turn from a fit on the other three, tools mode (0.704 ->
 0.746; 8 epochs 0.733, lambda 0.03 0.739, 0.1 0.732), when the adapter set was all there was.
 With the example set's prompts as well, twice the pairs, 2 epochs take as many steps as 4 did;
-held out so, the adapter set's parts reach 0.775 of their needs on average over five seeds of
-the fit, against 0.766 fitted on the adapter set alone, 4 epochs (2 epochs on both sets beat it
-at every seed; 3 epochs 0.770, 4 epochs 0.766: more steps on the same pairs hold no better).
-A set named `adapter-*` or `example-*` is fitted whole; any other set named in TRAIN_SETS is fitted on its tune half (so `DIR everyday-tools
-everyday-tools,bfcl-tools 0.01 4` asks what labelled prompts of one inventory teach: that
-inventory's tools, `BENCHMARKS.md` has it).
+held out as `--held-out` holds them (`SEEDS=0,1,2,3,4`), the adapter set's parts reach 0.775 of
+their needs on average over the five seeds, against 0.765 fitted on the adapter set alone at 4
+epochs (2 epochs on both sets beat it at every seed; 3 epochs 0.770 over seeds 1 to 4, 4 epochs
+0.766: more steps on the same pairs hold no better).
+A set named `adapter-*` or `example-*` is fitted whole; any other set named in TRAIN_SETS is
+fitted on its tune half (so `DIR everyday-tools everyday-tools,bfcl-tools 0.01 4` asks what
+labelled prompts of one inventory teach: that inventory's tools, `BENCHMARKS.md` has it).
 
 Needs numpy (development only).
 """
