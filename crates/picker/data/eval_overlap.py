@@ -115,8 +115,8 @@ def row_problems(rows, evaluation=None):
     return out
 
 
-# The folders of invented servers, tools and prompts something is fitted on: the query adapter's
-# and the example requests' (`adapter-set`), and the example requests' alone (`example-set`).
+# The folders of invented servers, tools and prompts something is fitted on: the query adapter
+# and the example requests are fitted on both (`adapter-set`, `example-set`).
 TRAINING_DIRS = [ROOT / "crates" / "picker" / "data" / name for name in ("adapter-set", "example-set")]
 
 

@@ -189,13 +189,19 @@ def held_out(directory, lam, epochs):
     import example_requests as er  # it imports this module
     tools, groups = load(directory, 'adapter-tools'), load(directory, 'adapter-mcp')
     more_tools, more_groups = load(directory, 'example-tools'), load(directory, 'example-mcp')
+    def same_domain(part):
+        # The example set's ids of `part`'s domain: `syn3-dev-0001` is of `syn-dev-`'s.
+        domain = part.split('-', 1)[1]
+        return tuple(sorted({q['id'].rsplit('-', 1)[0] + '-' for q in more_tools['prompts']
+                             if q['id'].split('-', 1)[1].startswith(domain)}))
+
     for seed in [int(x) for x in os.environ.get('SEEDS', '0').split(',')]:
         alone, both = [], []
         for part in PARTS:
-            other = part.replace('syn-', 'syn3-')  # the example set's part of the same domain
+            other = same_domain(part)
             others = [p for p in PARTS if p != part]
             bank = er.joined(er.bank(tools, others),
-                             er.bank(more_tools, [p.replace('syn-', 'syn3-') for p in others]))
+                             er.bank(more_tools, [q for p in others for q in same_domain(p)]))
             held = restrict(tools, part, True)
             fits = [restrict(tools, part, False), restrict(groups, part, False)]
             W_alone = train(fits, lam, 4, seed=seed)
