@@ -50,8 +50,11 @@ own, `sigmoid(scale x logit + bias)`, that multiplies the candidate's score; wit
 The shipped weights (`src/semantic.rs`), each from the weights shipped before (`START=`):
 - tools: `MODES=tools HYBRID=1 SMALL=DIR SMALL_WEIGHT=3 SMALL_EXP_TOOLS=6 SMALL_IRR_TOOLS=6
   SMALL_CODING_TOOLS=0.8 AS_FITTED=0 KEEP=10 ITER=3000` on dumps written with the query
-  adapter fitted on both training sets (`query_adapter.py`; every dump written again, the gate it
-  fits is the one shipped), from
+  adapter and the example requests of both rounds of the example set (`query_adapter.py`,
+  `example_requests.py`; every dump written again, the gate it fits is the one shipped), from
+  `START=3.560,0.341,17.931,-0.507,-8.551,-3.187,-0.996,0.0,1.133,1.537,4.878`, the weights the
+  same command fitted on dumps written with the query adapter fitted on both training sets
+  before the second round, from
   `START=3.392,0.342,17.976,-0.504,-8.104,-3.535,-0.996,0.0,1.181,1.535,4.836`, the weights the
   same command fitted on dumps written with the example requests of the example set
   (`example-set/`), from
@@ -91,6 +94,8 @@ The shipped weights (`src/semantic.rs`), each from the weights shipped before (`
   ABOVE_EXP_MCP=3.0 ABOVE_IRR_MCP=1.8 FREE_RANK=1 KEEP=10 CODING_MCP=0.15 ITER=2000` (the group
   share, `LEX_SHARE=0.15`, is the default with `MODES=mcp`, and the cap, `CAP_GROUPS=3`) on the
   dumps of the tools fit above, from
+  `START=4.485,0.206,17.545,2.055,-7.583,-2.197,-1.165,-3.010,3.964,0.772`, the weights the same
+  command fitted on the dumps before the example set's second round, from
   `START=4.318,0.859,17.367,2.143,-7.852,-2.206,-1.165,-3.123,3.964,1.308`, the weights the same
   command fitted on the dumps before the query adapter was fitted on both training sets, from
   `START=4.493,0.830,17.241,2.203,-7.739,-2.269,-1.183,-3.136,3.936,1.240`, the weights the same
