@@ -179,14 +179,16 @@ pub fn pick_report(r: &PickReport) -> String {
     );
     if let Some(need) = r.need {
         let reads = if need < 0.5 {
-            "work on the code, or a turn that carries on with the task: every score is held down"
+            "work on the code, or a turn that carries on with the task"
         } else {
             "a request for something outside the code"
         };
+        // The gate's answer scales every score, more the surer it is that nothing outside the
+        // code is needed; near 0.5 it scales them hardly at all, so say only which way it reads.
         let _ = writeln!(
             s,
             "the need gate reads the prompt as {reads} ({need:.2} that it needs anything outside \
-             the code)"
+             the code; the lower, the lower every score)"
         );
     }
     for (title, list) in [("made available", &r.available), ("withheld", &r.withheld)] {
@@ -479,12 +481,13 @@ mod tests {
         assert_eq!(
             second(&report(Some(0.125))),
             "the need gate reads the prompt as work on the code, or a turn that carries on with \
-             the task: every score is held down (0.12 that it needs anything outside the code)"
+             the task (0.12 that it needs anything outside the code; the lower, the lower every \
+             score)"
         );
         assert_eq!(
             second(&report(Some(0.97))),
             "the need gate reads the prompt as a request for something outside the code (0.97 \
-             that it needs anything outside the code)"
+             that it needs anything outside the code; the lower, the lower every score)"
         );
         assert!(!report(None).contains("need gate"));
     }
