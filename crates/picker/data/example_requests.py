@@ -8,10 +8,11 @@ extensions, prompts written for them, most in other words than their tools';
 `adapter-set/README.md`, `example-set/README.md`), each with the vector of the tool it needed.
 The `EXAMPLE_NEIGHBOURS` most similar example prompts (the prompt's own vector against theirs:
 requests resemble requests far more reliably than they resemble tool texts) weigh their tools'
-vectors by a softmax of that similarity (`EXAMPLE_TEMPERATURE`); their mean, as a unit vector, is added to the adapted prompt, `EXAMPLE_WEIGHT` times the share by
-which the best similarity clears `EXAMPLE_FLOOR` ((best - floor) / (1 - floor), 0 below it), and
-the sum is normalised. A prompt like no example is left as the adapter has it. The user's
-candidates are never in the bank: it pulls toward where such tools lie, whoever provides them.
+vectors by a softmax of that similarity (`EXAMPLE_TEMPERATURE`); their mean, as a unit vector,
+is added to the adapted prompt, `EXAMPLE_WEIGHT` times the share by which the best similarity
+clears `EXAMPLE_FLOOR` ((best - floor) / (1 - floor), 0 below it), and the sum is normalised.
+A prompt like no example is left as the adapter has it. The user's candidates are never in the
+bank: it pulls toward where such tools lie, whoever provides them.
 
     M=MODEL_DIR; D=DIR
     cargo run --release -p pcd-eval --example ranking_dump -- crates/picker/data/adapter-set tools $M > $D/adapter-tools.jsonl
