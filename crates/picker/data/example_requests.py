@@ -26,10 +26,12 @@ prompt with two needs is two examples): the adapter set's, then the example set'
 
     python3 crates/picker/data/example_requests.py $D --sweep
 
-(with the other `ranking_dump`s of `query_adapter.py`'s docstring in `$D`, and `adapter-mcp`)
-prints, for each setting, the reach (every need within the cap's best) of the adapter set's four
-parts each held out in turn (an adapter fitted on the other three and a bank of their prompts
-only: domains the bank has never seen, where the examples can only mislead), then both halves
+(with the other `ranking_dump`s of `query_adapter.py`'s docstring in `$D`, `adapter-mcp` and
+`example-mcp`) prints, for each setting, the reach (every need within the cap's best) of the
+training sets' four domains each held out in turn as the shipped adapter was chosen
+(`query_adapter.held_out_folds`: an adapter fitted on both sets' other three domains and a bank
+of their prompts only: domains the bank has never seen, where the examples can only mislead),
+then both halves
 of the evaluation sets with the shipped adapter and the whole bank. The setting is chosen on
 the held-out parts (no loss) and the tune halves; `eval/unseen` is printed, never chosen on.
 Needs numpy (development only).
@@ -46,6 +48,8 @@ import ranking_views  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 # `semantic::EXAMPLE_*`: the shipped setting.
 SHIPPED = dict(weight=1.0, neighbours=10, temperature=0.1, floor=0.4)
+# The epochs of the shipped query adapter's fit (`query_adapter.py`'s docstring).
+SHIPPED_EPOCHS = 1
 DIM = 384
 
 
@@ -131,13 +135,11 @@ SETTINGS = [dict(SHIPPED, weight=0.0)] + [
 
 
 def sweep(directory):
-    tools, groups = qa.load(directory, 'adapter-tools'), qa.load(directory, 'adapter-mcp')
     W = np.fromfile(os.path.join(HERE, 'query-adapter.f32'), '<f4').reshape(DIM, DIM)
-    held = {}
-    for part in qa.PARTS:
-        others = [p for p in qa.PARTS if p != part]
-        held[part] = (qa.train([qa.restrict(tools, part, False), qa.restrict(groups, part, False)], 0.01, 4),
-                      bank(tools, others), qa.restrict(tools, part, True))
+    # Each domain held out as the shipped adapter was chosen (`query_adapter.held_out_folds`,
+    # fitted on both sets at the shipped 1 epoch), with a bank of the other domains' requests.
+    held = {part: (fit(SHIPPED_EPOCHS), b, h)
+            for part, _, fit, b, h in qa.held_out_folds(directory, 0.01, SHIPPED_EPOCHS)}
     whole = shipped_bank(directory)
     names = [n for n in ('everyday-tools', 'bfcl-tools', 'metatool-tools', 'everyday-mcp', 'bfcl-mcp',
                          'unseen-tools', 'unseen-mcp')

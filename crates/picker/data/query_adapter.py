@@ -179,35 +179,43 @@ def restrict(s, part, inside):
                 members=s['members'][member], owner=np.array([at[o] for o in s['owner'][member]], int))
 
 
-def held_out(directory, lam, epochs):
+def held_out_folds(directory, lam, epochs, seed=0):
     """Each domain of the training sets held out in turn from a fit on the other three (tools
     and groups alike, each on its own servers' candidates; the adapter set's part and the
-    example set's of that domain): the reach of the adapter set's part on its own inventory,
-    tools mode, both halves, with a bank of the other three domains' example requests
-    (`example_requests.py`), fitted on both sets at `epochs` against the adapter set alone at 4
-    epochs (the fit before the example set), and the means. `SEEDS=0,1,...` repeats it for
-    other seeds of the fit's draws."""
+    example set's parts of that domain): yields (the domain's part, the fits on the other three
+    domains, `fit(epochs)` giving the adapter fitted on both sets, a bank of those domains'
+    example requests, the adapter set's part on its own inventory), with `fit` seeded by `seed`.
+    What the shipped adapter and example requests are chosen on (this module's and
+    `example_requests.py`'s docstrings)."""
     import example_requests as er  # it imports this module
     tools, groups = load(directory, 'adapter-tools'), load(directory, 'adapter-mcp')
     more_tools, more_groups = load(directory, 'example-tools'), load(directory, 'example-mcp')
+
     def same_domain(part):
         # The example set's ids of `part`'s domain: `syn3-dev-0001` is of `syn-dev-`'s.
         domain = part.split('-', 1)[1]
         return tuple(sorted({q['id'].rsplit('-', 1)[0] + '-' for q in more_tools['prompts']
                              if q['id'].split('-', 1)[1].startswith(domain)}))
 
+    for part in PARTS:
+        others = [p for p in PARTS if p != part]
+        bank = er.joined(er.bank(tools, others),
+                         er.bank(more_tools, [q for p in others for q in same_domain(p)]))
+        alone = [restrict(tools, part, False), restrict(groups, part, False)]
+        both = alone + [restrict(more_tools, same_domain(part), False),
+                        restrict(more_groups, same_domain(part), False)]
+        yield part, alone, lambda e, both=both: train(both, lam, e, seed=seed), bank, restrict(tools, part, True)
+
+
+def held_out(directory, lam, epochs):
+    """The reach of each held-out domain (`held_out_folds`), tools mode, both halves, fitted on
+    both sets at `epochs` against the adapter set alone at 4 epochs (the fit before the example
+    set), and the means. `SEEDS=0,1,...` repeats it for other seeds of the fit's draws."""
+    import example_requests as er  # it imports this module
     for seed in [int(x) for x in os.environ.get('SEEDS', '0').split(',')]:
         alone, both = [], []
-        for part in PARTS:
-            other = same_domain(part)
-            others = [p for p in PARTS if p != part]
-            bank = er.joined(er.bank(tools, others),
-                             er.bank(more_tools, [q for p in others for q in same_domain(p)]))
-            held = restrict(tools, part, True)
-            fits = [restrict(tools, part, False), restrict(groups, part, False)]
-            W_alone = train(fits, lam, 4, seed=seed)
-            W_both = train(fits + [restrict(more_tools, other, False), restrict(more_groups, other, False)],
-                           lam, epochs, seed=seed)
+        for part, fits, fit, bank, held in held_out_folds(directory, lam, epochs, seed):
+            W_alone, W_both = train(fits, lam, 4, seed=seed), fit(epochs)
             for split in ('test', 'tune'):
                 a = er.measure(held, W_alone, bank, er.SHIPPED, split)[0]
                 b = er.measure(held, W_both, bank, er.SHIPPED, split)[0]
