@@ -50,8 +50,10 @@ own, `sigmoid(scale x logit + bias)`, that multiplies the candidate's score; wit
 The shipped weights (`src/semantic.rs`), each from the weights shipped before (`START=`):
 - tools: `MODES=tools HYBRID=1 SMALL=DIR SMALL_WEIGHT=3 SMALL_EXP_TOOLS=6 SMALL_IRR_TOOLS=6
   SMALL_CODING_TOOLS=0.8 AS_FITTED=0 KEEP=10 ITER=3000` on dumps written with the query
-  adapter and the example requests of both rounds of the example set (`query_adapter.py`,
+  adapter and the example requests of the example set's three rounds (`query_adapter.py`,
   `example_requests.py`; every dump written again, the gate it fits is the one shipped), from
+  `START=3.523,0.278,18.463,-0.667,-8.251,-3.527,-0.998,0.0,0.801,1.531,4.875`, the weights the
+  same command fitted on dumps written with the first two rounds, from
   `START=3.560,0.341,17.931,-0.507,-8.551,-3.187,-0.996,0.0,1.133,1.537,4.878`, the weights the
   same command fitted on dumps written with the query adapter fitted on both training sets
   before the second round, from
@@ -91,9 +93,16 @@ The shipped weights (`src/semantic.rs`), each from the weights shipped before (`
   stays 0: tools mode's tool rounds already leave 88% of the everyday set's definition text
   withheld;
 - groups: `MODES=mcp PRODUCT=1 SMALL=DIR SMALL_EXP_MCP=2 SMALL_IRR_MCP=2 ABOVE=1
-  ABOVE_EXP_MCP=3.0 ABOVE_IRR_MCP=1.8 FREE_RANK=1 KEEP=10 CODING_MCP=0.15 ITER=2000` (the group
-  share, `LEX_SHARE=0.15`, is the default with `MODES=mcp`, and the cap, `CAP_GROUPS=3`) on the
-  dumps of the tools fit above, from
+  ABOVE_EXP_MCP=3.0 ABOVE_IRR_MCP=1.8 FREE_RANK=1 KEEP=10 CODING_MCP=0.15 BFCL_EXP_MCP=2.0
+  ITER=2000` (the group share, `LEX_SHARE=0.15`, is the default with `MODES=mcp`, and the cap,
+  `CAP_GROUPS=3`) on the dumps of the tools fit above, from
+  `START=4.054,0.206,18.719,1.953,-7.861,-1.110,-1.143,-2.985,3.969,0.776`, the weights the same
+  command without `BFCL_EXP_MCP` fitted on the dumps before the example set's third round. Its
+  budget of `bfcl`'s groups per prompt (1.8, this script's own margin: the issue bounds the
+  everyday set's groups and `bfcl`'s irrelevance prompts, not this) is what bound with the third
+  round (1.93 on its tune half with the weights before), and at 1.8 the fit held every set's
+  exposure down for fewer needs met (everyday 0.790 -> 0.772, unseen 0.519 -> 0.523, where 2.0
+  gives 0.784 and 0.546): recall first. Those weights came from
   `START=4.485,0.206,17.545,2.055,-7.583,-2.197,-1.165,-3.010,3.964,0.772`, the weights the same
   command fitted on the dumps before the example set's second round, from
   `START=4.318,0.859,17.367,2.143,-7.852,-2.206,-1.165,-3.123,3.964,1.308`, the weights the same
@@ -426,7 +435,7 @@ BUDGET = {('everyday', 'tools'): {'exp': float(os.environ.get('EXP_TOOLS', '2.6'
           ('everyday', 'mcp'): {'exp': float(os.environ.get('EXP_MCP', '1.7')),
                                 'coding': float(os.environ.get('CODING_MCP', '0.2'))},
           ('bfcl', 'tools'): {'exp': 3.85, 'irrelevance': float(os.environ.get('BFCL_IRR', '1.45'))},
-          ('bfcl', 'mcp'): {'exp': 1.8, 'irrelevance': 1.0},
+          ('bfcl', 'mcp'): {'exp': float(os.environ.get('BFCL_EXP_MCP', '1.8')), 'irrelevance': 1.0},
           ('metatool', 'tools'): {'exp': 3.5}}
 WEIGHT = {('everyday', 'tools'): 5, ('everyday', 'mcp'): 3, ('bfcl', 'tools'): 1,
           ('bfcl', 'mcp'): 0.5, ('metatool', 'tools'): 1}

@@ -703,9 +703,11 @@ impl Default for FusedCalibration {
 /// for the example set's second round in the adapter and the example requests
 /// ([`adapted_prompt`]; `BENCHMARKS.md`, "Issue 31: the query adapter fitted on both training
 /// sets"): `bfcl`'s irrelevance prompts, whose budget binds, would have made 1.56 tools
-/// available each on its tune half with the weights before (1.5 is the issue's bound).
+/// available each on its tune half with the weights before (1.5 is the issue's bound). Refitted,
+/// the same command, for the example set's third round (four domains of its own): the weights
+/// hardly move (`BENCHMARKS.md`, "Issue 31: a third round of the example set").
 const SHIPPED_TOOLS_CALIBRATION: [f64; FusedCalibration::WEIGHTS + 2] = [
-    3.523, 0.278, 18.463, -0.667, -8.251, -3.527, -0.998, 0.0, 0.801, 1.531, 4.875,
+    3.525, 0.279, 18.359, -0.698, -8.126, -3.104, -0.999, 0.0, 0.772, 1.518, 4.686,
 ];
 
 /// The shipped calibration of group candidates (`mcp` mode), two factors, in
@@ -734,9 +736,13 @@ const SHIPPED_TOOLS_CALIBRATION: [f64; FusedCalibration::WEIGHTS + 2] = [
 /// its need factor is flatter (scale 0.21, was 0.86), so the candidates' own evidence does more
 /// of the holding down, and a prompt about the code makes a group available 0.04 times on the
 /// everyday set's test half (0 before; `BENCHMARKS.md`, "Issue 31: the query adapter fitted on
-/// both training sets").
+/// both training sets"). Refitted for the example set's third round with the fit's own budget
+/// of `bfcl`'s groups per prompt at 2 (it was 1.8, a margin of the fitting script's, not a bound
+/// of the issue's): at 1.8 that budget bound and the fit held every set's exposure down for
+/// fewer needs met (`data/decision_policy.py`; `BENCHMARKS.md`, "Issue 31: a third round of
+/// the example set").
 const SHIPPED_GROUPS_CALIBRATION: [f64; FusedCalibration::WEIGHTS + 1] = [
-    4.054, 0.206, 18.719, 1.953, -7.861, -1.110, -1.143, -2.985, 3.969, 0.776,
+    3.865, 0.186, 19.510, 1.970, -7.348, -2.350, -1.138, -2.926, 3.854, 0.776,
 ];
 
 /// How much lower than the best a tied candidate scores per unit of logit it is below the best:
@@ -1393,13 +1399,14 @@ mod tests {
     }
 
     /// In group mode, groups that all fit alike no longer all cross the threshold: the shipped
-    /// rank term lets at most one more through than the default cap of three (the tie reaches
-    /// the third place, the rank term ends it within a place; the weights fitted with the query
-    /// adapter let a fourth of thirty identical strong groups through at 0.70, and the everyday
-    /// sessions in the `tool-round` cadence leave as many groups withheld as in the `prompt`
-    /// cadence), and the first group past the cap falls further where the evidence is weaker;
-    /// without it every one of them scored the same, and `tool-round` top-ups would open them
-    /// all.
+    /// rank term lets at most two more through than the default cap of three (the tie reaches
+    /// the third place, the rank term ends it within two places; the weights fitted with the
+    /// query adapter let a fourth of thirty identical strong groups through at 0.70, those
+    /// fitted for the example set's third round a fourth at 0.72 and a fifth at 0.65, and with
+    /// both the everyday sessions in the `tool-round` cadence leave as many groups withheld as
+    /// in the `prompt` cadence), and the first group past the cap falls further where the
+    /// evidence is weaker; without it every one of them scored the same, and `tool-round`
+    /// top-ups would open them all.
     #[test]
     fn in_group_mode_groups_alike_do_not_all_cross_the_threshold() {
         let c = FusedCalibration::shipped(Mode::Mcp);
@@ -1411,7 +1418,7 @@ mod tests {
         for (lexical, cosine) in [(0.3, 0.45), (0.1, 0.35)] {
             let (lexical, cosines) = (vec![lexical; 30], vec![cosine; 30]);
             let scores = fused_scores(&lexical, &cosines, Some(4.0), false, &c);
-            assert!((1..=cap + 1).contains(&above(&scores)), "{scores:?}");
+            assert!((1..=cap + 2).contains(&above(&scores)), "{scores:?}");
             past.push(scores[cap]);
             let flat = fused_scores(&lexical, &cosines, Some(4.0), false, &without);
             assert_eq!(above(&flat), 30, "{flat:?}");
