@@ -39,10 +39,10 @@ held best: held out as `--held-out` holds them (`SEEDS=0,1,2,3,4`), the adapter 
 reached 0.775 of their needs on average over the five seeds, against 0.765 fitted on the
 adapter set alone at 4 epochs (3 epochs 0.770 over seeds 1 to 4, 4 epochs 0.766). With its second
 round too, three times the pairs, 1 epoch holds best: 0.778 against 0.7655 (2 epochs 0.773);
-every seed gains. With its third round, four domains none of the others has (`example-set/README.md`),
-which are in every fold's fit and bank since no fold holds them out: 0.794 at 1 epoch against
-0.769 for the adapter set alone (its bank has them too), 2 epochs 0.791 over seeds 0 to 3; every
-seed gains again (0.778 before the round).
+every seed gains. With its third round, four domains none of the others has
+(`example-set/README.md`), which are in every fold's fit and bank since no fold holds them out:
+0.794 at 1 epoch against 0.769 for the adapter set alone (its bank has them too), 2 epochs 0.791
+over seeds 0 to 3; every seed gains again (0.778 before the round).
 A set named `adapter-*` or `example-*` is fitted whole; any other set named in TRAIN_SETS is
 fitted on its tune half (so `DIR everyday-tools everyday-tools,bfcl-tools 0.01 4` asks what
 labelled prompts of one inventory teach: that inventory's tools, `BENCHMARKS.md` has it).
