@@ -39,7 +39,10 @@ class EvalPrompts:
                     if line.strip():
                         self.prompts.add(fold(json.loads(line).get("prompt", "")))
         self.haystack = "\n".join(self.prompts)
-        self.long = [e for e in self.prompts if len(e) >= 40]
+        # Containment counts from the same length either way round: a prompt of another set
+        # inside this one is as much a copy as this one inside another's (the check of the set
+        # on the other side would flag it).
+        self.long = [e for e in self.prompts if len(e) >= SHORTEST_CONTAINED]
 
     def missing(self):
         """The sets of `dirs` whose prompts were not found, as problems."""
@@ -47,9 +50,9 @@ class EvalPrompts:
 
     def overlap(self, prompt):
         """Why `prompt` may not be here (identical to, contained in, or containing one of the
-        prompts kept apart of 40 characters or more), or None. Containment counts from
-        `SHORTEST_CONTAINED` characters on: a short turn ("ok", "try again") is a piece of many
-        sentences, not a copy of one."""
+        prompts kept apart), or None. Containment counts from `SHORTEST_CONTAINED` characters
+        on, either way round: a short turn ("ok", "try again") is a piece of many sentences, not
+        a copy of one."""
         p = fold(prompt)
         if p in self.prompts:
             return f"identical to {self.what}"

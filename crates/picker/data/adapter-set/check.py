@@ -4,8 +4,8 @@
 - `tools.json` parses, every tool has a name and a description, names are unique;
 - every line of `queries.jsonl` parses with exactly id, prompt and needs, ids and prompts are
   unique, and every tool a need names is in `tools.json`;
-- no prompt is identical to, contained in (from 20 characters on), or contains (40 characters
-  or more) a prompt of the evaluation sets (eval/everyday, eval/bfcl, eval/metatool,
+- no prompt is identical to, contained in, or contains (either from 20
+  characters on) a prompt of the evaluation sets (eval/everyday, eval/bfcl, eval/metatool,
   eval/unseen) or of `../example-set`, after lowercasing and folding whitespace; no tool shares
   a name or a description with a tool of those.
 Python's standard library only; it reads the data and scores nothing
