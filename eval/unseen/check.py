@@ -6,10 +6,11 @@
 - every line of `queries.jsonl` parses with exactly id, prompt and needs (and slice, when it is
   in the paraphrase slice), ids and prompts are unique, and every tool a need names is in
   `tools.json`;
-- no prompt is identical to, contained in, or contains (either from 20
-  characters on) a prompt of the other evaluation sets or of the data anything is fitted on (the
-  query adapter's and the example requests' `adapter-set` and `example-set`, the need gate's `need-prompts.jsonl`), after lowercasing
-  and folding whitespace, and no tool shares a name or a description with one of theirs;
+- no prompt is identical to, contained in, or contains (either from 20 characters on) a prompt
+  of the other evaluation sets or of the data anything is fitted on (the query adapter's and the
+  example requests' `adapter-set` and `example-set`, the need gate's `need-prompts.jsonl`), after
+  lowercasing and folding whitespace, and no tool shares a name or a description with one of
+  theirs;
 - the paraphrase slice is right (`eval/everyday/paraphrase.py`'s check: no content word shared
   with a needed tool's name, description or label), and every prompt that shares none is in it.
 Python's standard library only; it reads the data and scores nothing.

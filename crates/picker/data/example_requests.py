@@ -28,11 +28,10 @@ prompt with two needs is two examples): the adapter set's, then the example set'
 
 (with the other `ranking_dump`s of `query_adapter.py`'s docstring in `$D`, `adapter-mcp` and
 `example-mcp`) prints, for each setting, the reach (every need within the cap's best) of the
-training sets' four domains each held out in turn as the shipped adapter was chosen
-(`query_adapter.held_out_folds`: an adapter fitted on both sets' other three domains and a bank
-of their prompts only: domains the bank has never seen, where the examples can only mislead),
-then both halves
-of the evaluation sets with the shipped adapter and the whole bank. The setting is chosen on
+adapter set's four domains each held out in turn as the shipped adapter was chosen
+(`query_adapter.held_out_folds`: an adapter fitted on every other domain of both sets and a bank
+of their prompts only: a domain the bank has never seen, where the examples can only mislead),
+then both halves of the evaluation sets with the shipped adapter and the whole bank. The setting is chosen on
 the held-out parts (no loss) and the tune halves; `eval/unseen` is printed, never chosen on.
 Needs numpy (development only).
 """
@@ -137,7 +136,7 @@ SETTINGS = [dict(SHIPPED, weight=0.0)] + [
 def sweep(directory):
     W = np.fromfile(os.path.join(HERE, 'query-adapter.f32'), '<f4').reshape(DIM, DIM)
     # Each domain held out as the shipped adapter was chosen (`query_adapter.held_out_folds`,
-    # fitted on both sets at the shipped 1 epoch), with a bank of the other domains' requests.
+    # fitted on both sets at the shipped 1 epoch), with a bank of every other domain's requests.
     held = {part: (fit(SHIPPED_EPOCHS), b, h)
             for part, _, fit, b, h in qa.held_out_folds(directory, 0.01, SHIPPED_EPOCHS)}
     whole = shipped_bank(directory)
