@@ -22,7 +22,8 @@ use std::io::Write;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args[1].ends_with(".jsonl") {
-        return prompt_vectors(&args[1], &args[2]);
+        let (model_dir, files) = args[1..].split_last().expect("files and a model folder");
+        return prompt_vectors(files, model_dir);
     }
     let dir = std::path::Path::new(&args[1]);
     let mode = if args.get(2).map(String::as_str) == Some("mcp") {
@@ -167,15 +168,18 @@ fn main() {
     eprintln!("{prompts} prompts in {:?}", start.elapsed());
 }
 
-/// `semantic_features -- PROMPTS.jsonl MODEL_DIR`: every line's prompt vector, with its id and
-/// `external` label (`crates/picker/data/need-prompts.jsonl`), for fitting the need gate.
-fn prompt_vectors(file: &str, model_dir: &str) {
+/// `semantic_features -- PROMPTS.jsonl [MORE.jsonl ...] MODEL_DIR`: every line's prompt vector,
+/// file after file, with its id and `external` label (`crates/picker/data/need-prompts.jsonl`;
+/// none in the training sets' `queries.jsonl`, whose every prompt asks for a tool), for fitting
+/// the need gate.
+fn prompt_vectors(files: &[String], model_dir: &str) {
     let model = pcd_embed::MiniLm::load(std::path::Path::new(model_dir)).expect("model loads");
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for line in std::fs::read_to_string(file)
-        .expect("the file reads")
-        .lines()
-    {
+    let texts: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).expect("the file reads"))
+        .collect();
+    for line in texts.iter().flat_map(|t| t.lines()) {
         let Ok(q) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
         };

@@ -12,7 +12,11 @@ Two questions, each answered from the evidence that answers it:
    queries are "external", everyday coding-only prompts are not. The shared sets' irrelevance
    prompts are left out (they ask for something outside the code that no tool of the inventory
    does: the candidates answer that, not the gate). The regularisation is chosen by five-fold
-   cross-validation (log loss).
+   cross-validation (log loss). With `REQUESTS_WEIGHT=W` (0 as shipped) the training sets'
+   requests (the adapter set's and the example set's prompts, 5,527 requests for invented tools)
+   are "external" examples too, each at W of another's weight, in every fold's fit and never
+   scored; tried and not kept (`BENCHMARKS.md`, "Issue 31: the need gate taught by the training
+   sets' requests, tried").
 2. *Which candidates?* A logistic function of the gate's logit, the candidate's fused evidence
    (a share of the lexical score, 0.35 of its power 1.5 for tools and 0.15 for groups, plus the rest of the
    cosine: the cosine stands on its own, a lexical zero adds nothing and vetoes nothing), the prompt's best cosine and best fused evidence, whether the prompt names a
@@ -33,7 +37,9 @@ Two questions, each answered from the evidence that answers it:
 
 Dumps: `cargo run --release -p pcd-eval --example semantic_features -- SET MODE MODEL_DIR [3]
 > DUMP_DIR/SET-MODE.jsonl` for everyday (tools, mcp), bfcl (tools, mcp), metatool (tools, every
-third tune prompt), and `-- crates/picker/data/need-prompts.jsonl MODEL_DIR > DUMP_DIR/need.jsonl`.
+third tune prompt), `-- crates/picker/data/need-prompts.jsonl MODEL_DIR > DUMP_DIR/need.jsonl`,
+and, for `REQUESTS_WEIGHT`, `-- crates/picker/data/adapter-set/queries.jsonl
+crates/picker/data/example-set/queries.jsonl MODEL_DIR > DUMP_DIR/requests.jsonl`.
 The test halves are read only with TEST=1, to print them after the fit.
 
 Usage: MODES=tools|mcp python3 decision_policy.py DUMP_DIR [--write]
@@ -240,11 +246,14 @@ def load(name, mode, split):
 
 # ---------------------------------------------------------------- the need gate
 
-def fit_logistic(X, y, lam, iters=30):
-    """L2-regularised logistic regression by Newton's method, classes weighted equally."""
+def fit_logistic(X, y, lam, weights=None, iters=30):
+    """L2-regularised logistic regression by Newton's method, classes weighted equally; each
+    example also weighted by `weights` (1 each when not given)."""
     n, d = X.shape
+    sw = np.ones(n) if weights is None else np.asarray(weights, float)
     Xb = np.hstack([X, np.ones((n, 1))])
-    cw = np.where(y == 1, 0.5 / max(y.mean(), 1e-9), 0.5 / max(1 - y.mean(), 1e-9))
+    total, pos = sw.sum(), (sw * y).sum()
+    cw = sw * np.where(y == 1, 0.5 * total / max(pos, 1e-9), 0.5 * total / max(total - pos, 1e-9))
     w = np.zeros(d + 1)
     reg = lam * np.eye(d + 1); reg[-1, -1] = 0
     for _ in range(iters):
@@ -300,17 +309,45 @@ def need_prompts():
             np.array([1.0 if r['external'] else 0.0 for r in rows]))
 
 
+# How much each of the training sets' requests weighs in the need gate's fit, against 1 for
+# every other example: 0, as shipped (`REQUESTS_WEIGHT=X` to try another; `BENCHMARKS.md`,
+# "Issue 31: the need gate taught by the training sets' requests, tried").
+REQUESTS_WEIGHT = float(os.environ.get('REQUESTS_WEIGHT', '0'))
+
+
+def requests():
+    """The prompt vectors of the training sets' requests (`requests.jsonl`: the adapter set's and
+    the example set's prompts, each asking for one of their invented tools), all "external";
+    none when the dump is absent."""
+    path = os.path.join(DUMPS, 'requests.jsonl')
+    if not os.path.exists(path):
+        return np.zeros((0, 384))
+    return np.array([json.loads(l)['prompt_vector'] for l in open(path, encoding='utf-8')])
+
+
 def fit_gate():
+    """The need gate: fitted on the need prompts and the tune halves (and on the training sets'
+    requests at `REQUESTS_WEIGHT` each, when that is not 0); the regularisation chosen by the
+    five-fold out-of-fold log loss on the first two (the requests are in every fold's fit, never
+    scored)."""
     ni, nX, ny = need_prompts()
     ti, tX, ty = gate_data('tune')
+    rX = requests() if REQUESTS_WEIGHT > 0 else np.zeros((0, 384))
     ids = ni + ti
     X = np.vstack([nX, tX]); y = np.concatenate([ny, ty])
     folds = np.array([hash_fold(i) for i in ids])
+    print(f'gate: {len(y)} examples, {len(rX)} requests at weight {REQUESTS_WEIGHT}')
+
+    def fit(mask, lam):
+        Xf = np.vstack([X[mask], rX]); yf = np.concatenate([y[mask], np.ones(len(rX))])
+        sw = np.concatenate([np.ones(mask.sum()), np.full(len(rX), REQUESTS_WEIGHT)])
+        return fit_logistic(Xf, yf, lam, sw)
+
     best = None
     for lam in [0.1, 0.3, 1, 3]:
         oof = np.zeros(len(y))
         for f in range(5):
-            w, b = fit_logistic(X[folds != f], y[folds != f], lam)
+            w, b = fit(folds != f, lam)
             oof[folds == f] = gate_logit(w, b, X[folds == f])
         p = 1 / (1 + np.exp(-oof))
         loss = -np.mean(y * np.log(p + 1e-12) + (1 - y) * np.log(1 - p + 1e-12))
@@ -319,7 +356,7 @@ def fit_gate():
         if best is None or loss < best[0]:
             best = (loss, lam, oof)
     _, lam, oof = best
-    w, b = fit_logistic(X, y, lam)
+    w, b = fit(np.ones(len(y), bool), lam)
     return w, b, lam, dict(zip(ids, oof))
 
 

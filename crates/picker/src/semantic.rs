@@ -497,10 +497,11 @@ pub fn need_probability(prompt: &[f32]) -> Option<f64> {
 ///   exposes nothing however well some description matches its words, in an inventory of 20
 ///   tools as in one of 1,000: as a term only, it was outweighed where few candidates make each
 ///   one's evidence stand high.
-/// - *Which candidates?* The candidate's fused evidence ([`FusedCalibration::lexical_share`] of
-///   its lexical score plus the rest of its cosine): its cosine stands on its own (a paraphrase
-///   sharing no word with the prompt can cross the threshold) and its lexical score adds (a
-///   lexical zero adds nothing and vetoes nothing); the prompt's best cosine and best fused evidence set the bar.
+/// - *Which candidates?* The candidate's fused evidence ([`FusedCalibration::lexical_share`] of its
+///   lexical score plus the rest of its cosine): its cosine stands on its own (a paraphrase sharing
+///   no word with the prompt can cross the threshold) and its lexical score adds (a lexical zero
+///   adds nothing and vetoes nothing); the prompt's best cosine and best fused evidence set the
+///   bar.
 ///   Candidates whose logit is within [`FusedCalibration::tie`] of the best take the best's
 ///   score (less a sliver that keeps their order): siblings of one group, or near-synonymous
 ///   tools, that fit about equally well share the choice, within the cap, instead of each
