@@ -1,8 +1,9 @@
 """What training data must not share with the evaluation sets: their prompts (`eval/everyday`,
-`eval/bfcl`, `eval/metatool`, `eval/unseen`, every queries and irrelevance file), folded. Used by
-`need-prompts-check.py`, `adapter-set/check.py`, `example-set/check.py` and `eval/unseen/check.py`,
-with the reading of a JSON-lines file, the checks of a `tools.json` and the whole check of an
-invented training set (`check_training_set`) they share. Python's standard library only."""
+`eval/bfcl`, `eval/metatool`, `eval/unseen`, every queries and irrelevance file), folded. Used
+by `need-prompts-check.py`, `casual_turns.py`, `adapter-set/check.py`, `example-set/check.py`
+and `eval/unseen/check.py`, with the reading of a JSON-lines file, the checks of a `tools.json`
+and the whole check of an invented training set (`check_training_set`) they share. Python's
+standard library only."""
 import json
 import re
 from collections import Counter

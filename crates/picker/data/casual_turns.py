@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Held-out turns of a coding session typed casually (`casual-turns.jsonl`), as evaluation
+folders: what a turn that reads like a follow-up costs, and what a request in that voice gets.
+
+    python3 crates/picker/data/casual_turns.py DIR
+    context-decisions eval --set DIR/small --split all        # examples/inventory.json, 24 tools
+    context-decisions eval --set DIR/everyday --split all     # the everyday inventory, 157 tools
+
+Each folder has an inventory's `tools.json`, every turn that asks for work in the repository as
+a coding-only prompt and every turn that asks for something outside it as a near miss (they name
+no tool, so `eval` reports how much each kind exposes and what the need gate passes, not needs
+met), and one labelled prompt `eval` needs to run. `--check` checks the file instead: the fields,
+unique prompts, none in an evaluation set or in `need-prompts.jsonl` (these turns are kept out of
+every fit). `need-prompts.md` says how they were written. Python's standard library only.
+"""
+import json
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from eval_overlap import ROOT, EvalPrompts, fold, jsonl_rows  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+INVENTORIES = {'small': ROOT / 'examples' / 'inventory.json',
+               'everyday': ROOT / 'eval' / 'everyday' / 'tools.json'}
+# The one labelled prompt of each folder (`eval` runs on a set with at least one).
+LABELLED = {'small': ('How hot is it in Rome?', 'weather_now'),
+            'everyday': ('what issues are open on acme/billing-api with the bug label?',
+                         'mcp__forgehub__list_issues')}
+
+
+def turns(problems):
+    return [r for _, r in jsonl_rows(HERE / 'casual-turns.jsonl',
+                                     {'id', 'prompt', 'external', 'kind'}, problems.append)]
+
+
+def check():
+    problems = []
+    rows = turns(problems)
+    kept_apart = EvalPrompts(files=[HERE / 'need-prompts.jsonl'],
+                             what='an evaluation prompt or a need prompt')
+    seen = set()
+    for r in rows:
+        if not isinstance(r['external'], bool):
+            problems.append(f"{r['id']}: external is not a boolean")
+        why = kept_apart.overlap(r['prompt'])
+        if why:
+            problems.append(f"{r['id']}: {why}")
+        if fold(r['prompt']) in seen:
+            problems.append(f"{r['id']}: a prompt seen before")
+        seen.add(fold(r['prompt']))
+    print(f'{len(rows)} turns, {sum(r["external"] for r in rows)} asking for something outside the code')
+    for p in problems:
+        print('PROBLEM:', p)
+    return 1 if problems else 0
+
+
+def write(directory):
+    problems = []
+    rows = turns(problems)
+    if problems:
+        sys.exit('\n'.join(problems))
+    for name, inventory in INVENTORIES.items():
+        out = Path(directory) / name
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(inventory, out / 'tools.json')
+        prompt, tool = LABELLED[name]
+        (out / 'queries.jsonl').write_text(json.dumps(
+            {'id': f'{name}-q', 'prompt': prompt, 'relevant_tools': [tool], 'needs': [[tool]]}) + '\n')
+        with open(out / 'irrelevance.jsonl', 'w') as f:
+            for r in rows:
+                kind = 'near-miss' if r['external'] else 'coding'
+                f.write(json.dumps({'id': r['id'], 'prompt': r['prompt'], 'relevant_tools': [],
+                                    'kind': kind}, ensure_ascii=False) + '\n')
+        print(f'wrote {out}')
+    return 0
+
+
+if __name__ == '__main__':
+    if sys.argv[1:] == ['--check']:
+        sys.exit(check())
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    sys.exit(write(sys.argv[1]))
