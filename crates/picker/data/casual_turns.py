@@ -10,8 +10,8 @@ Each folder has an inventory's `tools.json`, every turn that asks for work in th
 a coding-only prompt and every turn that asks for something outside it as a near miss (they name
 no tool, so `eval` reports how much each kind exposes and what the need gate passes, not needs
 met), and one labelled prompt `eval` needs to run. `--check` checks the file instead: the fields,
-unique prompts, none in an evaluation set or in `need-prompts.jsonl` (these turns are kept out of
-every fit). `need-prompts.md` says how they were written. Python's standard library only.
+unique ids and prompts, none in an evaluation set or in `need-prompts.jsonl` (these turns are kept
+out of every fit). `need-prompts.md` says how they were written. Python's standard library only.
 """
 import json
 import shutil
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eval_overlap import ROOT, EvalPrompts, fold, jsonl_rows  # noqa: E402
+from eval_overlap import ROOT, EvalPrompts, jsonl_rows, row_problems  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 INVENTORIES = {'small': ROOT / 'examples' / 'inventory.json',
@@ -38,18 +38,10 @@ def turns(problems):
 def check():
     problems = []
     rows = turns(problems)
-    kept_apart = EvalPrompts(files=[HERE / 'need-prompts.jsonl'],
-                             what='an evaluation prompt or a need prompt')
-    seen = set()
-    for r in rows:
-        if not isinstance(r['external'], bool):
-            problems.append(f"{r['id']}: external is not a boolean")
-        why = kept_apart.overlap(r['prompt'])
-        if why:
-            problems.append(f"{r['id']}: {why}")
-        if fold(r['prompt']) in seen:
-            problems.append(f"{r['id']}: a prompt seen before")
-        seen.add(fold(r['prompt']))
+    problems += [f"{r['id']}: external is not a boolean" for r in rows
+                 if not isinstance(r['external'], bool)]
+    problems += row_problems(rows, EvalPrompts(files=[HERE / 'need-prompts.jsonl'],
+                                               what='an evaluation prompt or a need prompt'))
     print(f'{len(rows)} turns, {sum(r["external"] for r in rows)} asking for something outside the code')
     for p in problems:
         print('PROBLEM:', p)

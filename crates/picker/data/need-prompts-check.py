@@ -4,10 +4,9 @@
 - every line parses, has exactly the fields id, prompt, external, kind, with the right types;
 - ids are `np-` and 4 digits, and unique; prompts are unique (after folding);
 - at least 350 prompts with external=false and 350 with external=true;
-- no prompt is identical to, or (from 20 characters on) contained in, a prompt of the evaluation
-  sets (eval/everyday, eval/bfcl, eval/metatool and eval/unseen, every queries/irrelevance file),
-  after lowercasing and folding whitespace; nor does one contain an evaluation prompt of 40
-  characters or more.
+- no prompt is identical to, contained in, or contains (either from 20 characters on) a prompt
+  of the evaluation sets (eval/everyday, eval/bfcl, eval/metatool and eval/unseen, every
+  queries/irrelevance file), after lowercasing and folding whitespace.
 Python's standard library only; it reads the data and scores nothing.
 """
 import re, sys
