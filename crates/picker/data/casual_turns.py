@@ -42,7 +42,8 @@ def check():
                  if not isinstance(r['external'], bool)]
     problems += row_problems(rows, EvalPrompts(files=[HERE / 'need-prompts.jsonl'],
                                                what='an evaluation prompt or a need prompt'))
-    print(f'{len(rows)} turns, {sum(r["external"] for r in rows)} asking for something outside the code')
+    outside = sum(r['external'] is True for r in rows)
+    print(f'{len(rows)} turns, {outside} asking for something outside the code')
     for p in problems:
         print('PROBLEM:', p)
     return 1 if problems else 0
@@ -58,8 +59,9 @@ def write(directory):
         out.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(inventory, out / 'tools.json')
         prompt, tool = LABELLED[name]
-        (out / 'queries.jsonl').write_text(json.dumps(
-            {'id': f'{name}-q', 'prompt': prompt, 'relevant_tools': [tool], 'needs': [[tool]]}) + '\n')
+        labelled = {'id': f'{name}-q', 'prompt': prompt, 'relevant_tools': [tool],
+                    'needs': [[tool]]}
+        (out / 'queries.jsonl').write_text(json.dumps(labelled) + '\n')
         with open(out / 'irrelevance.jsonl', 'w') as f:
             for r in rows:
                 kind = 'near-miss' if r['external'] else 'coding'

@@ -31,9 +31,9 @@ prompt with two needs is two examples): the adapter set's, then the example set'
 adapter set's four domains each held out in turn as the shipped adapter was chosen
 (`query_adapter.held_out_folds`: an adapter fitted on every other domain of both sets and a bank
 of their prompts only: a domain the bank has never seen, where the examples can only mislead),
-then both halves of the evaluation sets with the shipped adapter and the whole bank. The setting is chosen on
-the held-out parts (no loss) and the tune halves; `eval/unseen` is printed, never chosen on.
-Needs numpy (development only).
+then both halves of the evaluation sets with the shipped adapter and the whole bank. The setting
+is chosen on the held-out parts (no loss) and the tune halves; `eval/unseen` is printed, never
+chosen on. Needs numpy (development only).
 """
 import os
 import sys
