@@ -12,21 +12,24 @@ Two questions, each answered from the evidence that answers it:
    queries are "external", everyday coding-only prompts are not. The shared sets' irrelevance
    prompts are left out (they ask for something outside the code that no tool of the inventory
    does: the candidates answer that, not the gate). The regularisation is chosen by five-fold
-   cross-validation (log loss). With `REQUESTS_WEIGHT=W` (0 as shipped) the training sets'
-   requests (the adapter set's and the example set's prompts, 5,527 requests for invented tools)
-   are "external" examples too, each at W of another's weight, in every fold's fit and never
-   scored; tried and not kept (`BENCHMARKS.md`, "Issue 31: the need gate taught by the training
-   sets' requests, tried").
+   cross-validation (log loss). The training sets' requests (the adapter set's and the example
+   set's prompts, 5,527 requests for invented tools) are "external" examples too, each at
+   `REQUESTS_WEIGHT` of another's weight (0.1, the default and as shipped, the weight with the
+   lowest out-of-fold log loss; 0 leaves them out), in every fold's fit and never scored
+   (`BENCHMARKS.md`, "Issue 31: the need gate taught by the training sets' requests, tried", and
+   "Issue 31: the need factor reads the best evidence").
 2. *Which candidates?* A logistic function of the gate's logit, the candidate's fused evidence
    (a share of the lexical score, 0.35 of its power 1.5 for tools and 0.15 for groups, plus the rest of the
    cosine: the cosine stands on its own, a lexical zero adds nothing and vetoes nothing), the prompt's best cosine and best fused evidence, whether the prompt names a
    file, the log of the number of candidates and ln(1 + the candidate's rank in the fused
    ranking) (`log_rank`, its weight never positive); candidates whose logit is within `tie` of
-   the best take the best's score (near-tied siblings share the choice). The candidate's own
-   evidence enters only through its fused evidence and its rank, so the ranking stays the fused
-   ranking. Fitted by seeded random searches for the selection at the threshold and caps below,
-   on the tune halves, with the need gate's out-of-fold probabilities (so the gate's fit does not
-   flatter it), to the objective: needs met, under exposure budgets per prompt kind. Each mode
+   the best take the best's score (near-tied siblings share the choice). With `FACTOR_FUSED=1`,
+   as shipped in both modes, the need factor also reads the prompt's best fused evidence. The
+   candidate's own evidence enters only through its fused evidence and its rank, so the ranking
+   stays the fused ranking. Fitted by seeded random searches for the selection at the threshold
+   and caps below, on the tune halves, with the need gate's out-of-fold probabilities (so the
+   gate's fit does not flatter it), to the objective: needs met, under exposure budgets per prompt
+   kind. Each mode
    has its own weights (one tool among hundreds and one group among a handful are different
    questions), fitted one mode at a time. A group's cosine mixes its whole text's with its best
    member name's (`MEMBER_SHARE`), so a large group is not diluted by its size. The `tool-round`
@@ -38,15 +41,15 @@ Two questions, each answered from the evidence that answers it:
 Dumps: `cargo run --release -p pcd-eval --example semantic_features -- SET MODE MODEL_DIR [3]
 > DUMP_DIR/SET-MODE.jsonl` for everyday (tools, mcp), bfcl (tools, mcp), metatool (tools, every
 third tune prompt), `-- crates/picker/data/need-prompts.jsonl MODEL_DIR > DUMP_DIR/need.jsonl`,
-and, for `REQUESTS_WEIGHT`, `-- crates/picker/data/adapter-set/queries.jsonl
+and `-- crates/picker/data/adapter-set/queries.jsonl
 crates/picker/data/example-set/queries.jsonl MODEL_DIR > DUMP_DIR/requests.jsonl`.
 The test halves are read only with TEST=1, to print them after the fit.
 
 Usage: MODES=tools|mcp python3 decision_policy.py DUMP_DIR [--write]
 `--write` writes the need gate this run fits (`need-gate.rs`), the one its calibration weights
 are fitted against; ship it with them (the run warns when the shipped gate differs). The shipped
-gate: `MODES=tools HYBRID=1 ITER=0 START=<the shipped tools weights> ... --write` on the dumps
-of the shipped tools weights (`ITER=0`: no search, the gate alone).
+gate: `MODES=tools HYBRID=1 FACTOR_FUSED=1 ITER=0 START=<the shipped tools weights> ... --write`
+on the dumps of the shipped tools weights (`ITER=0`: no search, the gate alone).
 With `PARAPHRASE=W` the everyday set's paraphrase slice (prompts sharing no word with their
 tools) is counted once more on its own, W times the set's weight (0: not, as shipped).
 With `SMALL=DIR` the small inventories of `small_inventories.py DIR` (dumped like the rest, as
@@ -54,8 +57,18 @@ With `SMALL=DIR` the small inventories of `small_inventories.py DIR` (dumped lik
 gate's logit is a term of the candidate's logit; with `PRODUCT=1` it is instead a factor of its
 own, `sigmoid(scale x logit + bias)`, that multiplies the candidate's score; with `HYBRID=1` both.
 The shipped weights (`src/semantic.rs`), each from the weights shipped before (`START=`):
-- tools: `MODES=tools HYBRID=1 SMALL=DIR SMALL_WEIGHT=3 SMALL_EXP_TOOLS=6 SMALL_IRR_TOOLS=6
-  SMALL_CODING_TOOLS=0.8 AS_FITTED=0 KEEP=10 ITER=3000` on dumps written with the query
+- tools: `MODES=tools HYBRID=1 FACTOR_FUSED=1 SMALL=DIR SMALL_WEIGHT=3 SMALL_EXP_TOOLS=6
+  SMALL_IRR_TOOLS=6 SMALL_CODING_TOOLS=0.8 AS_FITTED=0 KEEP=10 ITER=3000`, with `--write` (the
+  gate with the requests), from
+  `START=3.628,0.229,18.342,-0.893,-7.732,-3.418,-0.999,0.0,0.693,1.567,2.5,4.656`: the weights
+  the same command fitted from the weights before with the factor's new weight at 0
+  (`START=3.525,...,4.686,0.0`: the search left it at 0.528), with the factor's bias set to 2.5
+  and its new weight to 4.656, what the same command fitted from the weights before with that
+  weight at 4 and the bias at 3.5 (a search moves each weight a little at a time, and from 0
+  the new weight never grew; the three fits are in `BENCHMARKS.md`, "Issue 31: the need factor
+  reads the best evidence"). The weights before: `MODES=tools HYBRID=1 SMALL=DIR SMALL_WEIGHT=3
+  SMALL_EXP_TOOLS=6 SMALL_IRR_TOOLS=6 SMALL_CODING_TOOLS=0.8 AS_FITTED=0 KEEP=10 ITER=3000
+  REQUESTS_WEIGHT=0` on dumps written with the query
   adapter and the example requests of the example set's three rounds (`query_adapter.py`,
   `example_requests.py`; every dump written again, the gate it fits is the one shipped), from
   `START=3.523,0.278,18.463,-0.667,-8.251,-3.527,-0.998,0.0,0.801,1.531,4.875`, the weights the
@@ -98,10 +111,15 @@ The shipped weights (`src/semantic.rs`), each from the weights shipped before (`
   test halves and a request next to a pasted log withheld (`tests/defaults_select.rs`). `log_rank`
   stays 0: tools mode's tool rounds already leave 88% of the everyday set's definition text
   withheld;
-- groups: `MODES=mcp PRODUCT=1 SMALL=DIR SMALL_EXP_MCP=2 SMALL_IRR_MCP=2 ABOVE=1
+- groups: `MODES=mcp PRODUCT=1 FACTOR_FUSED=1 SMALL=DIR SMALL_EXP_MCP=2 SMALL_IRR_MCP=2 ABOVE=1
   ABOVE_EXP_MCP=3.0 ABOVE_IRR_MCP=1.8 FREE_RANK=1 KEEP=10 CODING_MCP=0.15 BFCL_EXP_MCP=2.0
   ITER=2000` (the group share, `LEX_SHARE=0.15`, is the default with `MODES=mcp`, and the cap,
   `CAP_GROUPS=3`) on the dumps of the tools fit above, from
+  `START=3.798,0.186,19.667,1.892,-7.597,-2.362,-1.112,-2.942,3.842,-0.2,3.0`: the weights the
+  same command without `FACTOR_FUSED` fitted against the gate with the requests from the
+  weights before, with the factor's bias lowered by about 1 (0.785 to -0.2) and its new weight
+  at 3. The weights before: the same command without `FACTOR_FUSED`, with `REQUESTS_WEIGHT=0`,
+  on the dumps of the tools fit before, from
   `START=4.054,0.206,18.719,1.953,-7.861,-1.110,-1.143,-2.985,3.969,0.776`, the weights the same
   command without `BFCL_EXP_MCP` fitted on the dumps before the example set's third round. Its
   budget of `bfcl`'s groups per prompt (1.8, this script's own margin: the issue bounds the
@@ -310,9 +328,9 @@ def need_prompts():
 
 
 # How much each of the training sets' requests weighs in the need gate's fit, against 1 for
-# every other example: 0, as shipped (`REQUESTS_WEIGHT=X` to try another; `BENCHMARKS.md`,
+# every other example: 0.1, as shipped (`REQUESTS_WEIGHT=X` to try another; `BENCHMARKS.md`,
 # "Issue 31: the need gate taught by the training sets' requests, tried").
-REQUESTS_WEIGHT = float(os.environ.get('REQUESTS_WEIGHT', '0'))
+REQUESTS_WEIGHT = float(os.environ.get('REQUESTS_WEIGHT', '0.1'))
 
 
 def requests():
@@ -403,6 +421,11 @@ def prep(name, mode, split, gate):
 PRODUCT = os.environ.get('PRODUCT') == '1'
 # The same two factors, the gate's logit also a term of the candidate's logit (`HYBRID=1`).
 HYBRID = os.environ.get('HYBRID') == '1'
+# With `FACTOR_FUSED=1` (with `HYBRID=1` or `PRODUCT=1`), the need factor also weighs the
+# prompt's best fused evidence: `sigmoid(scale x the gate's logit + bias + weight x best fused)`,
+# the weight last, never negative.
+FACTOR_FUSED = os.environ.get('FACTOR_FUSED') == '1'
+FACTOR_FUSED_AT = len(NAMES) + (4 if HYBRID else 3)
 
 
 def tied_scores(d, z, tie):
@@ -430,7 +453,13 @@ def scores(d, w):
         # The gate's logit only in the need factor.
         z = d['X'][:, :, 1:] @ w[2:F + 1] + w[0]
         need_scale, need_bias = w[1], w[F + 2]
-    factor = 1 / (1 + np.exp(-(need_scale * d['X'][:, :, 0] + need_bias)))
+    arg = need_scale * d['X'][:, :, 0] + need_bias
+    if FACTOR_FUSED:
+        # The prompt's best fused evidence in the need factor too: a candidate the prompt plainly
+        # asks for is evidence that it needs something outside the code, whatever the gate
+        # read of the turn's opening.
+        arg = arg + w[FACTOR_FUSED_AT] * d['X'][:, :, NAMES.index('best_fused')]
+    factor = 1 / (1 + np.exp(-arg))
     return np.where(d['valid'], tied_scores(d, z, w[F + 1]) * factor, 0.0)
 
 
@@ -575,6 +604,8 @@ def search(D, best, iterations, seed):
         cand[rank_at] = min(cand[rank_at], 0)  # never positive: the order stays the fused one
         tie_at = len(NAMES) + 1
         cand[tie_at] = max(cand[tie_at], TIE_MIN)  # near-tied siblings share the choice
+        if FACTOR_FUSED:
+            cand[FACTOR_FUSED_AT] = max(cand[FACTOR_FUSED_AT], 0)  # evidence adds
         j = objective(D, cand)
         if j > bj:
             best, bj = cand, j
@@ -646,6 +677,8 @@ def main():
         start = np.concatenate([start[:-1], [0.0], start[-1:]])
     if HYBRID and len(start) == len(NAMES) + 2:
         start = np.concatenate([start, [1.0, 3.0]])
+    if FACTOR_FUSED and len(start) == FACTOR_FUSED_AT:
+        start = np.concatenate([start, [0.0]])
     if PRODUCT and len(start) == len(NAMES) + 2:
         # The need factor starts at the gate's own logit, plus a margin (the candidate factor
         # keeps the rest).
