@@ -184,11 +184,12 @@ pub fn pick_report(r: &PickReport) -> String {
             "a request for something outside the code"
         };
         // The gate's answer scales every score, more the surer it is that nothing outside the
-        // code is needed; near 0.5 it scales them hardly at all, so say only which way it reads.
+        // code is needed, less the better the best candidate fits the prompt; near 0.5 it scales
+        // them hardly at all, so say only which way it reads.
         let _ = writeln!(
             s,
             "the need gate reads the prompt as {reads} ({need:.2} that it needs anything outside \
-             the code; the lower, the lower every score)"
+             the code; the lower, the lower every score, and the better a tool fits, the higher)"
         );
     }
     for (title, list) in [("made available", &r.available), ("withheld", &r.withheld)] {
@@ -482,12 +483,13 @@ mod tests {
             second(&report(Some(0.125))),
             "the need gate reads the prompt as work on the code, or a turn that carries on with \
              the task (0.12 that it needs anything outside the code; the lower, the lower every \
-             score)"
+             score, and the better a tool fits, the higher)"
         );
         assert_eq!(
             second(&report(Some(0.97))),
             "the need gate reads the prompt as a request for something outside the code (0.97 \
-             that it needs anything outside the code; the lower, the lower every score)"
+             that it needs anything outside the code; the lower, the lower every score, and the \
+             better a tool fits, the higher)"
         );
         assert!(!report(None).contains("need gate"));
     }
