@@ -29,14 +29,14 @@ Two questions, each answered from the evidence that answers it:
    stays the fused ranking. Fitted by seeded random searches for the selection at the threshold
    and caps below, on the tune halves, with the need gate's out-of-fold probabilities (so the
    gate's fit does not flatter it), to the objective: needs met, under exposure budgets per prompt
-   kind. Each mode
-   has its own weights (one tool among hundreds and one group among a handful are different
-   questions), fitted one mode at a time. A group's cosine mixes its whole text's with its best
-   member name's (`MEMBER_SHARE`), so a large group is not diluted by its size. The `tool-round`
-   cadence tops up from the same scores, so with `ABOVE=1` the objective also bounds what a
-   prompt and two tool rounds can make available (every candidate at or above the threshold
-   within three caps), and with `KEEP=W` it keeps needs met at the `START` weights' (recall
-   first): the rank term is what lets the threshold, not only the cap, end the selection.
+   kind. Each mode has its own weights (one tool among hundreds and one group among a handful
+   are different questions), fitted one mode at a time. A group's cosine mixes its whole text's
+   with its best member name's (`MEMBER_SHARE`), so a large group is not diluted by its size. The
+   `tool-round` cadence tops up from the same scores, so with `ABOVE=1` the objective also bounds
+   what a prompt and two tool rounds can make available (every candidate at or above the
+   threshold within three caps), and with `KEEP=W` it keeps needs met at the `START` weights'
+   (recall first): the rank term is what lets the threshold, not only the cap, end the
+   selection.
 
 Dumps: `cargo run --release -p pcd-eval --example semantic_features -- SET MODE MODEL_DIR [3]
 > DUMP_DIR/SET-MODE.jsonl` for everyday (tools, mcp), bfcl (tools, mcp), metatool (tools, every
