@@ -335,11 +335,12 @@ REQUESTS_WEIGHT = float(os.environ.get('REQUESTS_WEIGHT', '0.1'))
 
 def requests():
     """The prompt vectors of the training sets' requests (`requests.jsonl`: the adapter set's and
-    the example set's prompts, each asking for one of their invented tools), all "external";
-    none when the dump is absent."""
+    the example set's prompts, each asking for one of their invented tools), all "external".
+    Without the dump the run stops: the gate fitted without them is not the one shipped."""
     path = os.path.join(DUMPS, 'requests.jsonl')
     if not os.path.exists(path):
-        return np.zeros((0, 384))
+        sys.exit(f'{path} is missing: dump the training sets\' requests (see "Dumps" in '
+                 'this script\'s docstring), or set REQUESTS_WEIGHT=0 to fit the gate without them')
     return np.array([json.loads(l)['prompt_vector'] for l in open(path, encoding='utf-8')])
 
 
