@@ -45,7 +45,16 @@ fn main() {
     let vectors: Vec<Vec<f32>> = cset
         .candidates
         .iter()
-        .map(|c| model.embed(&semantic::candidate_text(c)).unwrap())
+        .map(|c| {
+            // A tool's texts joined into its one vector; a group's whole text here, its member
+            // names' below.
+            let texts = match mode {
+                Mode::Tools => semantic::candidate_texts(c),
+                Mode::Mcp => vec![semantic::candidate_text(c)],
+            };
+            let parts: Vec<Vec<f32>> = texts.iter().map(|t| model.embed(t).unwrap()).collect();
+            semantic::joined_vector(mode, &parts)
+        })
         .collect();
     eprintln!(
         "{} candidates embedded in {:?}",

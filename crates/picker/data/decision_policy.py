@@ -58,8 +58,16 @@ gate's logit is a term of the candidate's logit; with `PRODUCT=1` it is instead 
 own, `sigmoid(scale x logit + bias)`, that multiplies the candidate's score; with `HYBRID=1` both.
 The shipped weights (`src/semantic.rs`), each from the weights shipped before (`START=`):
 - tools: `MODES=tools HYBRID=1 FACTOR_FUSED=1 SMALL=DIR SMALL_WEIGHT=3 SMALL_EXP_TOOLS=6
-  SMALL_IRR_TOOLS=6 SMALL_CODING_TOOLS=0.8 AS_FITTED=0 KEEP=10 ITER=3000`, with `--write` (the
-  gate with the requests), from
+  SMALL_IRR_TOOLS=6 SMALL_CODING_TOOLS=0.8 AS_FITTED=0 KEEP=10 ITER=3000 TIE_MIN=0.6` on dumps
+  written with each tool's vector joined from its whole text's and its first sentence's
+  (`semantic::joined_vector`) and the query adapter and example requests refitted on them
+  (without `TIE_MIN` the fit puts the tie at its floor, 0.257, so near-tied siblings seldom share
+  the choice; `BENCHMARKS.md`, "Issue 31: a tool read from its description's first sentence
+  too"), from
+  `START=3.602,0.189,18.365,-0.910,-7.753,-3.481,-0.970,0.0,0.683,1.502,2.562,4.836`: the
+  weights the same command without `TIE_MIN` fitted, with `--write` (the gate with the
+  requests; the gate is the same on the new dumps: it reads the prompts' own vectors), on the
+  dumps before, from
   `START=3.628,0.229,18.342,-0.893,-7.732,-3.418,-0.999,0.0,0.693,1.567,2.5,4.656`: the weights
   the same command fitted from the weights before with the factor's new weight at 0
   (`START=3.525,...,4.686,0.0`: the search left it at 0.528), with the factor's bias set to 2.5
@@ -115,6 +123,8 @@ The shipped weights (`src/semantic.rs`), each from the weights shipped before (`
   ABOVE_EXP_MCP=3.0 ABOVE_IRR_MCP=1.8 FREE_RANK=1 KEEP=10 CODING_MCP=0.15 BFCL_EXP_MCP=2.0
   ITER=2000` (the group share, `LEX_SHARE=0.15`, is the default with `MODES=mcp`, and the cap,
   `CAP_GROUPS=3`) on the dumps of the tools fit above, from
+  `START=3.175,0.645,19.627,1.546,-7.467,-2.411,-1.134,-2.926,4.191,-0.031,4.322`: the weights
+  the same command fitted on the dumps before the tools' joined vectors, from
   `START=3.798,0.186,19.667,1.892,-7.597,-2.362,-1.112,-2.942,3.842,-0.2,3.0`: the weights the
   same command without `FACTOR_FUSED` fitted against the gate with the requests from the
   weights before, with the factor's bias lowered by about 1 (0.785 to -0.2) and its new weight
@@ -221,8 +231,8 @@ def labels(name):
         for l in open(path, encoding='utf-8'):
             if l.strip():
                 q = json.loads(l)
-                needs = q.get('needs') or [[t] for t in q['relevant_tools']]
-                kind = q.get('kind') or ('query' if q['relevant_tools'] else 'irrelevance')
+                needs = q.get('needs') or [[t] for t in q.get('relevant_tools', [])]
+                kind = q.get('kind') or ('query' if needs else 'irrelevance')
                 lab[q['id']] = (needs, kind, q.get('slice') == 'paraphrase')
     return lab
 

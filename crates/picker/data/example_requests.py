@@ -5,7 +5,8 @@ is local: "umbrella tmrw in bergen?" lies near requests people make of a forecas
 from the words "Daily forecast for a place". So the prompt also looks at the example requests
 it resembles: the prompts of the adapter set and of the example set (invented servers and
 extensions, prompts written for them, most in other words than their tools';
-`adapter-set/README.md`, `example-set/README.md`), each with the vector of the tool it needed.
+`adapter-set/README.md`, `example-set/README.md`), each with the vector of the tool it needed
+(as the cosine reads a tool: its whole text's and its first sentence's joined, `query_adapter.load`).
 The `EXAMPLE_NEIGHBOURS` most similar example prompts (the prompt's own vector against theirs:
 requests resemble requests far more reliably than they resemble tool texts) weigh their tools'
 vectors by a softmax of that similarity (`EXAMPLE_TEMPERATURE`); their mean, as a unit vector,

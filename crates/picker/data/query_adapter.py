@@ -3,7 +3,8 @@
 The prompt's vector `p` becomes `p + p W` (normalised) before its cosines with the candidates,
 `W` a 384 x 384 matrix fitted with an L2 penalty, by Adam, to a softmax over each inventory's
 candidates of their fused evidence (a tool's 0.35 of its lexical score to the power 1.5 + 0.65 of
-its cosine; a group's 0.15 lexical + 0.85 of the mix of its whole text's cosine and its best member name's, as `src/semantic.rs`
+its cosine, with its one vector joined from its whole text's and its description's first
+sentence's, `semantic::joined_vector`; a group's 0.15 lexical + 0.85 of the mix of its whole text's cosine and its best member name's, as `src/semantic.rs`
 has them) toward the candidates each prompt needs. The reach (every need within the cap's best:
 6 tools, 3 groups) and R@5 are then measured on other sets.
 
@@ -67,11 +68,13 @@ MEMBER_SHARE = 0.5
 
 
 def load(directory, name):
-    """A `ranking_dump` as `ranking_views.read` gives it, with each candidate's whole text vector
-    and its members' (a group's)."""
+    """A `ranking_dump` as `ranking_views.read` gives it, with each candidate's vector as the
+    cosine reads it (`semantic::joined_vector`: a tool's whole text's and its description's first
+    sentence's, summed and normalised; a group's whole text's) and its members' (a group's)."""
     cands, prompts = ranking_views.read(os.path.join(directory, name + '.jsonl'))
     mode = 'mcp' if name.endswith('-mcp') else 'tools'
-    whole = np.array([c['vectors'][0] for c in cands], np.float32)
+    whole = np.array([joined(c['vectors']) if mode == 'tools' else c['vectors'][0] for c in cands],
+                     np.float32)
     members, owner = [], []
     for i, c in enumerate(cands):
         if mode == 'mcp' and len(c['vectors']) > 1:
@@ -84,6 +87,12 @@ def load(directory, name):
                 labels=[c['label'] for c in cands],
                 prompts=[q for q in prompts if q['needs']],
                 members=np.array(members, np.float32).reshape(-1, 384), owner=np.array(owner, int))
+
+
+def joined(vectors):
+    """A tool's one vector from its texts' (`semantic::joined_vector`): their sum, normalised."""
+    v = np.sum(np.array(vectors, np.float64), axis=0)
+    return v / np.linalg.norm(v)
 
 
 def cosines(s, u):

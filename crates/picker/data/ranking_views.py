@@ -1,7 +1,8 @@
 """Tries ranking changes offline on the dumps of `crates/eval/examples/ranking_dump.rs`: what
 share of labelled prompts have every need within the cap's 6 best (the ranking's reach, the most
 any threshold meets) and recall@5, on both halves, for other texts of a tool (its name as words,
-its description's first sentence, both, and their mean with the whole text), a share of the best
+its description's first sentence, both, and their mean with the whole text; the shipped vector
+joins the whole text's and the first sentence's), a share of the best
 sibling's evidence (tools of one server or extension), and the inventory's mean direction taken
 out of every cosine.
 
@@ -53,8 +54,13 @@ def load(path):
     )
     labels = sorted({c["label"] for c in cands})
     group = np.array([labels.index(c["label"]) for c in cands])
+    # `semantic::joined_vector`: a tool's whole text's vector and its first sentence's, summed
+    # and normalised.
+    joined = whole + views[:, 1]
+    joined /= np.linalg.norm(joined, axis=1, keepdims=True)
     for q in prompts:
         q["whole"] = (q["pv"] @ whole.T).max(0)
+        q["joined"] = (q["pv"] @ joined.T).max(0)
         q["views"] = np.einsum("pd,cvd->pcv", q["pv"], views).max(0)
     return whole, group, prompts
 
@@ -88,7 +94,8 @@ def main():
     mean = whole.mean(0)
     hub = whole @ mean
     cosines = {
-        "whole text (shipped)": lambda q: q["whole"],
+        "whole text (shipped before the first sentence)": lambda q: q["whole"],
+        "whole and first sentence as one unit vector (shipped)": lambda q: q["joined"],
         "mean of whole, name, first sentence, both": lambda q: (q["whole"] + q["views"].sum(1)) / 4,
         "first sentence": lambda q: q["views"][:, 1],
         "mean of whole and first sentence": lambda q: (q["whole"] + q["views"][:, 1]) / 2,

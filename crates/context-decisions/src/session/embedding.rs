@@ -17,7 +17,8 @@ pub struct SemanticJob {
     /// What is embedded: first the prompt's texts (what its decision request carries, and each
     /// block of it when it has several: [`pcd_picker::embedded::prompt_texts`]), then each
     /// candidate's texts (only what its decision request carries, [`semantic::candidate_texts`]:
-    /// a group's whole text, then its member names), in candidate order.
+    /// a tool's whole text, then its description's first sentence; a group's whole text, then
+    /// its member names), in candidate order.
     pub texts: Vec<String>,
     /// How many of [`SemanticJob::texts`] are the prompt's (at least one).
     pub prompts: usize,
@@ -43,15 +44,12 @@ impl SemanticJob {
         if self.per_candidate.iter().sum::<usize>() != rest.len() {
             return None;
         }
-        // A tool's one vector is read where it lies; a group's texts are joined.
-        let mut candidates: Vec<std::borrow::Cow<'_, [f32]>> =
-            Vec::with_capacity(self.per_candidate.len());
+        // Each candidate's texts' vectors joined as the cosine reads them (a tool's into one
+        // vector, a group's one after another).
+        let mut candidates: Vec<Vec<f32>> = Vec::with_capacity(self.per_candidate.len());
         for &n in &self.per_candidate {
             let (texts, after) = rest.split_at(n);
-            candidates.push(match texts {
-                [one] => one.as_slice().into(),
-                _ => texts.concat().into(),
-            });
+            candidates.push(semantic::joined_vector(self.mode, texts));
             rest = after;
         }
         Some(semantic::scores_from_vectors(
@@ -296,6 +294,43 @@ mod tests {
             ..two
         };
         assert_eq!(short.scores(&vectors), None);
+    }
+
+    /// A tool's texts (its whole text, then its description's first sentence) are joined into
+    /// its one vector: a prompt like the first sentence finds the tool whose whole text it is
+    /// not like.
+    #[test]
+    fn a_tool_is_scored_by_its_whole_text_and_first_sentence_together() {
+        let job = SemanticJob {
+            id: 1,
+            // The prompt; a tool of two texts; a tool of one.
+            texts: ["p", "t1", "t1 first", "t2"].map(String::from).to_vec(),
+            prompts: 1,
+            per_candidate: vec![2, 1],
+            mode: Mode::Tools,
+            lexical: vec![0.0, 0.0],
+            names_a_file: false,
+        };
+        // The prompt is the first tool's first sentence and unlike its whole text: joined, the
+        // first tool's cosine is 0.71; the second tool's whole text is 0.5 like the prompt.
+        let vectors = vec![
+            vec![1.0, 0.0, 0.0],
+            vec![0.0, 1.0, 0.0],
+            vec![1.0, 0.0, 0.0],
+            vec![0.5, 0.0, 0.75f32.sqrt()],
+        ];
+        let joined = job.scores(&vectors).unwrap();
+        assert!(joined[0] > joined[1], "{joined:?}");
+        // Without its first sentence the first tool has no cosine, and the second ranks first.
+        let without_first = SemanticJob {
+            texts: ["p", "t1", "t2"].map(String::from).to_vec(),
+            per_candidate: vec![1, 1],
+            ..job
+        };
+        let alone = without_first
+            .scores(&[vectors[0].clone(), vectors[1].clone(), vectors[3].clone()])
+            .unwrap();
+        assert!(alone[0] < alone[1], "{alone:?}");
     }
 
     /// A group's texts (its whole text, then each member name) are joined into its one vector:
