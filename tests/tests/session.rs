@@ -2397,8 +2397,20 @@ fn a_semantic_round_without_vectors_is_the_lexical_round_and_embeds_only_request
         !format!("{job:?}").contains(secret),
         "a planted secret leaked"
     );
-    assert_eq!(job.texts.len(), job.lexical.len() + 1);
+    // The prompt's text, then each candidate's: a tool's whole text, and its description's
+    // first sentence when it has one.
+    assert_eq!(job.prompts, 1);
     assert_eq!(job.texts[0], prompt);
+    assert_eq!(job.per_candidate.len(), job.lexical.len());
+    assert!(
+        job.per_candidate.iter().all(|&n| n == 1 || n == 2),
+        "{:?}",
+        job.per_candidate
+    );
+    assert_eq!(
+        job.texts.len(),
+        job.prompts + job.per_candidate.iter().sum::<usize>()
+    );
     let active = fallback.active.clone();
     let done = fallback
         .session
@@ -2416,11 +2428,16 @@ fn a_semantic_round_without_vectors_is_the_lexical_round_and_embeds_only_request
     let job = job_of(&fused.boundary(BoundaryKind::Prompt {
         text: Some(prompt.into()),
     }));
+    // The candidate whose whole text (its first) is `notes_add`'s.
+    let mut first_text = job.prompts;
     let pick = job
-        .texts
+        .per_candidate
         .iter()
-        .skip(1)
-        .position(|t| t.starts_with("notes add"))
+        .position(|&n| {
+            let found = job.texts[first_text].starts_with("notes add");
+            first_text += n;
+            found
+        })
         .expect("notes_add is a candidate");
     let mut scores = vec![0.0; job.lexical.len()];
     scores[pick] = 0.99;
