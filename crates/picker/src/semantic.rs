@@ -125,14 +125,11 @@ pub fn joined_vector(mode: Mode, vectors: &[impl AsRef<[f32]>]) -> Vec<f32> {
                 }
                 sum.iter_mut().zip(v).for_each(|(s, x)| *s += x);
             }
-            // Its length summed in lanes, as the cosine's: this runs for every tool of a round.
-            let norm = sums(&sum, &sum).1.sqrt();
-            if !(norm.is_finite() && norm > 0.0) {
-                return vec![0.0; d];
+            if normalise(&mut sum) {
+                sum
+            } else {
+                vec![0.0; d]
             }
-            let scale = norm.recip();
-            sum.iter_mut().for_each(|x| *x *= scale);
-            sum
         }
         _ => vectors.iter().flat_map(|v| v.as_ref().to_vec()).collect(),
     }
@@ -347,7 +344,9 @@ pub fn adapted_prompt(prompt: &[f32]) -> Vec<f32> {
 
 /// Scales `v` to unit length; `false` (and `v` unchanged) when its length is 0 or not finite.
 fn normalise(v: &mut [f32]) -> bool {
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    // Summed in lanes, as the cosine's length: this runs for every tool of a round
+    // (`joined_vector`) and for every prompt vector.
+    let norm = sums(v, v).1.sqrt();
     if !(norm.is_finite() && norm > 0.0) {
         return false;
     }
