@@ -76,8 +76,8 @@ def load(directory, name):
     sentence's, summed and normalised; a group's whole text's) and its members' (a group's)."""
     cands, prompts = ranking_views.read(os.path.join(directory, name + '.jsonl'))
     mode = 'mcp' if name.endswith('-mcp') else 'tools'
-    whole = np.array([joined(c['vectors']) if mode == 'tools' else c['vectors'][0] for c in cands],
-                     np.float32)
+    whole = np.array([ranking_views.joined(c['vectors']) if mode == 'tools' else c['vectors'][0]
+                      for c in cands], np.float32)
     members, owner = [], []
     for i, c in enumerate(cands):
         if mode == 'mcp' and len(c['vectors']) > 1:
@@ -90,12 +90,6 @@ def load(directory, name):
                 labels=[c['label'] for c in cands],
                 prompts=[q for q in prompts if q['needs']],
                 members=np.array(members, np.float32).reshape(-1, 384), owner=np.array(owner, int))
-
-
-def joined(vectors):
-    """A tool's one vector from its texts' (`semantic::joined_vector`): their sum, normalised."""
-    v = np.sum(np.array(vectors, np.float64), axis=0)
-    return v / np.linalg.norm(v)
 
 
 def cosines(s, u):

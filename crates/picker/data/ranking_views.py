@@ -45,6 +45,12 @@ def read(path):
     return cands, prompts
 
 
+def joined(vectors):
+    """A tool's one vector from its texts' (`semantic::joined_vector`): their sum, normalised."""
+    v = np.sum(np.array(vectors, np.float64), axis=0)
+    return v / np.linalg.norm(v)
+
+
 def load(path):
     cands, prompts = read(path)
     whole = np.array([c["vectors"][0] for c in cands], dtype=np.float32)
@@ -54,13 +60,10 @@ def load(path):
     )
     labels = sorted({c["label"] for c in cands})
     group = np.array([labels.index(c["label"]) for c in cands])
-    # `semantic::joined_vector`: a tool's whole text's vector and its first sentence's, summed
-    # and normalised.
-    joined = whole + views[:, 1]
-    joined /= np.linalg.norm(joined, axis=1, keepdims=True)
+    shipped = np.array([joined(c["vectors"]) for c in cands], dtype=np.float32)
     for q in prompts:
         q["whole"] = (q["pv"] @ whole.T).max(0)
-        q["joined"] = (q["pv"] @ joined.T).max(0)
+        q["joined"] = (q["pv"] @ shipped.T).max(0)
         q["views"] = np.einsum("pd,cvd->pcv", q["pv"], views).max(0)
     return whole, group, prompts
 
