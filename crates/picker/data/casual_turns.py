@@ -10,8 +10,8 @@ Each folder has an inventory's `tools.json`, every turn that asks for work in th
 a coding-only prompt and every turn that asks for something outside it as a near miss (they name
 no tool, so `eval` reports how much each kind exposes and what the need gate passes, not needs
 met), and one labelled prompt `eval` needs to run. `--check` checks the file instead: the fields,
-unique ids and prompts, none in an evaluation set or in `need-prompts.jsonl` (these turns are kept
-out of every fit). `need-prompts.md` says how they were written. Python's standard library only.
+unique ids and prompts, none in an evaluation set, `need-prompts.jsonl` or `local-prompts.jsonl`
+(these turns are kept out of every fit). `need-prompts.md` says how they were written. Python's standard library only.
 """
 import json
 import shutil
@@ -40,8 +40,9 @@ def check():
     rows = turns(problems)
     problems += [f"{r['id']}: external is not a boolean" for r in rows
                  if not isinstance(r['external'], bool)]
-    problems += row_problems(rows, EvalPrompts(files=[HERE / 'need-prompts.jsonl'],
-                                               what='an evaluation prompt or a need prompt'))
+    problems += row_problems(rows, EvalPrompts(files=[HERE / 'need-prompts.jsonl',
+                                                      HERE / 'local-prompts.jsonl'],
+                                               what='an evaluation, need or local prompt'))
     outside = sum(r['external'] is True for r in rows)
     print(f'{len(rows)} turns, {outside} asking for something outside the code')
     for p in problems:

@@ -53,12 +53,21 @@ on the dumps of the shipped tools weights (`ITER=0`: no search, the gate alone).
 With `PARAPHRASE=W` the everyday set's paraphrase slice (prompts sharing no word with their
 tools) is counted once more on its own, W times the set's weight (0: not, as shipped).
 With `SMALL=DIR` the small inventories of `small_inventories.py DIR` (dumped like the rest, as
-`DUMP_DIR/small-K-SEED-MODE.jsonl`) are fitted too, with their own budgets (`SMALL_*`). The need
+`DUMP_DIR/small-K-SEED-MODE.jsonl`) are fitted too, with their own budgets (`SMALL_*`). With
+`LOCAL=DIR` prompts about the code on two inventories (`local_prompts.py DIR SMALL_DIR`: the
+need prompts' local ones and `local-prompts.jsonl`; dumped as `DUMP_DIR/local-everyday-MODE.jsonl`
+and `DUMP_DIR/local-small-MODE.jsonl`) count through a budget of what each exposes
+(`LOCAL_CODING_TOOLS`, `LOCAL_CODING_MCP`). The need
 gate's logit is a term of the candidate's logit; with `PRODUCT=1` it is instead a factor of its
 own, `sigmoid(scale x logit + bias)`, that multiplies the candidate's score; with `HYBRID=1` both.
 The shipped weights (`src/semantic.rs`), each from the weights shipped before (`START=`):
 - tools: `MODES=tools HYBRID=1 FACTOR_FUSED=1 SMALL=DIR SMALL_WEIGHT=3 SMALL_EXP_TOOLS=6
-  SMALL_IRR_TOOLS=6 SMALL_CODING_TOOLS=0.8 AS_FITTED=0 KEEP=10 ITER=3000 TIE_MIN=0.6` on dumps
+  SMALL_IRR_TOOLS=6 SMALL_CODING_TOOLS=0.8 AS_FITTED=0 KEEP=10 ITER=3000 TIE_MIN=0.6
+  LOCAL=DIR LOCAL_CODING_TOOLS=0.35`, on the dumps below and the local prompts'
+  (`BENCHMARKS.md`, "Issue 31: prompts about the code typed every way"; the gate is the one
+  before), from
+  `START=4.041,0.086,18.533,-1.350,-7.249,-3.170,-1.025,0.0,0.663,1.444,2.146,5.040`: the
+  weights the same command without `LOCAL` fitted, on dumps
   written with each tool's vector joined from its whole text's and its first sentence's
   (`semantic::joined_vector`) and the query adapter and example requests refitted on them
   (without `TIE_MIN` the fit puts the tie at its floor, 0.257, so near-tied siblings seldom share
@@ -122,7 +131,9 @@ The shipped weights (`src/semantic.rs`), each from the weights shipped before (`
 - groups: `MODES=mcp PRODUCT=1 FACTOR_FUSED=1 SMALL=DIR SMALL_EXP_MCP=2 SMALL_IRR_MCP=2 ABOVE=1
   ABOVE_EXP_MCP=3.0 ABOVE_IRR_MCP=1.8 FREE_RANK=1 KEEP=10 CODING_MCP=0.15 BFCL_EXP_MCP=2.0
   ITER=2000` (the group share, `LEX_SHARE=0.15`, is the default with `MODES=mcp`, and the cap,
-  `CAP_GROUPS=3`) on the dumps of the tools fit above, from
+  `CAP_GROUPS=3`) on the dumps of the tools fit above (with `LOCAL=DIR LOCAL_CODING_MCP=0.3` it
+  fits weights that meet fewer needs, not shipped: `BENCHMARKS.md`, "Issue 31: prompts about the
+  code typed every way"), from
   `START=3.175,0.645,19.627,1.546,-7.467,-2.411,-1.134,-2.926,4.191,-0.031,4.322`: the weights
   the same command fitted on the dumps before the tools' joined vectors, from
   `START=3.798,0.186,19.667,1.892,-7.597,-2.362,-1.112,-2.942,3.842,-0.2,3.0`: the weights the
@@ -181,6 +192,19 @@ SMALL = os.environ.get('SMALL')
 SMALL_SETS = sorted(os.listdir(SMALL)) if SMALL else []
 SETS.update({n: os.path.join(SMALL, n) for n in SMALL_SETS})
 PAIRS += [(n, m) for n in SMALL_SETS for m in os.environ.get('MODES', 'tools').split(',')]
+# With `LOCAL=DIR`, prompts about the code (`local_prompts.py`: the need prompts' local ones,
+# the gate read out of fold for them, and `local-prompts.jsonl`, which the gate never saw) put to
+# inventories of their own: each folder of `DIR` (`DIR/NAME/tools.json`, the prompts as `coding`
+# irrelevance prompts, dumped like the rest as `DUMP_DIR/NAME-MODE.jsonl`), weighed only by a
+# budget of what such a prompt exposes (`LOCAL_CODING_TOOLS`, `LOCAL_CODING_MCP`). The
+# evaluation sets' prompts about the code are few and alike, and the gate knows them well; these
+# are many, typed every way, and the gate is less sure of some.
+LOCAL = os.environ.get('LOCAL')
+LOCAL_SETS = sorted(os.listdir(LOCAL)) if LOCAL else []
+SETS.update({n: os.path.join(LOCAL, n) for n in LOCAL_SETS})
+PAIRS += [(n, m) for n in LOCAL_SETS for m in os.environ.get('MODES', 'tools').split(',')]
+LOCAL_BUDGET = {'tools': {'coding': float(os.environ.get('LOCAL_CODING_TOOLS', '0.5'))},
+                'mcp': {'coding': float(os.environ.get('LOCAL_CODING_MCP', '0.3'))}}
 # A group's cosine: this share from its best member name's, the rest from its whole text's
 # (`MEMBER_SHARE` in `src/semantic.rs`).
 MEMBER_SHARE = 0.5
@@ -557,6 +581,12 @@ def objective(D, w, verbose=False):
     for key, d in D.items():
         m = metrics(d, w)
         small = key[0] in SMALL_SETS
+        if key[0] in LOCAL_SETS:
+            # Only what a local prompt exposes counts (the folder's one query is a placeholder).
+            J -= 3 * max(0, m['coding'] - LOCAL_BUDGET[key[1]]['coding'])
+            if verbose:
+                print(' ', key, {'coding': round(float(m['coding']), 3)})
+            continue
         weight = SMALL_WEIGHT / smalls if small else WEIGHT[key]
         budget = SMALL_BUDGET[key[1]] if small else BUDGET[key]
         J += weight * m['met'] - 0.01 * m['exp']
