@@ -188,10 +188,17 @@ PAIRS = [pk for pk in [('everyday', 'tools'), ('everyday', 'mcp'), ('bfcl', 'too
 # the way most users' setups are; without them the log of the number of candidates is only ever
 # seen at 150 to 1,400 tools and 30 to 250 groups, and is extrapolated to a setup of 20 tools or
 # 4 groups, where it made nearly every candidate available.
-SMALL = os.environ.get('SMALL')
-SMALL_SETS = sorted(os.listdir(SMALL)) if SMALL else []
-SETS.update({n: os.path.join(SMALL, n) for n in SMALL_SETS})
-PAIRS += [(n, m) for n in SMALL_SETS for m in os.environ.get('MODES', 'tools').split(',')]
+def folder_sets(variable):
+    """The sets of the folders of the directory the environment variable names (none when it is
+    unset), each fitted in every mode of `MODES`."""
+    root = os.environ.get(variable)
+    names = sorted(os.listdir(root)) if root else []
+    SETS.update({n: os.path.join(root, n) for n in names})
+    PAIRS.extend((n, m) for n in names for m in os.environ.get('MODES', 'tools').split(','))
+    return names
+
+
+SMALL_SETS = folder_sets('SMALL')
 # With `LOCAL=DIR`, prompts about the code (`local_prompts.py`: the need prompts' local ones,
 # the gate read out of fold for them, and `local-prompts.jsonl`, which the gate never saw) put to
 # inventories of their own: each folder of `DIR` (`DIR/NAME/tools.json`, the prompts as `coding`
@@ -199,10 +206,7 @@ PAIRS += [(n, m) for n in SMALL_SETS for m in os.environ.get('MODES', 'tools').s
 # budget of what such a prompt exposes (`LOCAL_CODING_TOOLS`, `LOCAL_CODING_MCP`). The
 # evaluation sets' prompts about the code are few and alike, and the gate knows them well; these
 # are many, typed every way, and the gate is less sure of some.
-LOCAL = os.environ.get('LOCAL')
-LOCAL_SETS = sorted(os.listdir(LOCAL)) if LOCAL else []
-SETS.update({n: os.path.join(LOCAL, n) for n in LOCAL_SETS})
-PAIRS += [(n, m) for n in LOCAL_SETS for m in os.environ.get('MODES', 'tools').split(',')]
+LOCAL_SETS = folder_sets('LOCAL')
 LOCAL_BUDGET = {'tools': {'coding': float(os.environ.get('LOCAL_CODING_TOOLS', '0.5'))},
                 'mcp': {'coding': float(os.environ.get('LOCAL_CODING_MCP', '0.3'))}}
 # A group's cosine: this share from its best member name's, the rest from its whole text's
@@ -509,7 +513,9 @@ def metrics(d, w, thr=THRESHOLD):
     met = np.array([bool(d['needs'][j]) and all(any(chosen[j, i] for i in n) for n in d['needs'][j])
                     for j in range(len(q))])
     exp = chosen.sum(axis=1)
-    r = {'met': met[q].mean(), 'exp': exp[q].mean()}
+    # 0 over no prompts (a half of a `LOCAL` folder holds no labelled prompt).
+    mean = lambda a: float(a.mean()) if len(a) else 0.0
+    r = {'met': mean(met[q]), 'exp': mean(exp[q])}
     if d['paraphrase'].any():
         # Reported, not an objective's term: the slice is part of `met` already.
         r['met_paraphrase'] = met[q & d['paraphrase']].mean()
@@ -521,7 +527,7 @@ def metrics(d, w, thr=THRESHOLD):
     # from its cached scores, so every candidate at or above the threshold (within three caps:
     # the round and two tool rounds).
     above = (above & (rank < 3 * d['cap'])).sum(axis=1)
-    r['above'] = above[q].mean()
+    r['above'] = mean(above[q])
     for k in ('coding', 'irrelevance'):
         m = d['kinds'] == k
         if m.any():

@@ -23,7 +23,7 @@ LEAST = 350
 problems = []
 bad = problems.append
 rows = []
-local = []
+need, local = [], []
 for name in ("need-prompts.jsonl", "local-prompts.jsonl"):
     for i, r in jsonl_rows(HERE / name, {"id", "prompt", "external", "kind"}, bad):
         if not re.fullmatch(r"np-\d{4}", str(r["id"])):
@@ -38,11 +38,12 @@ for name in ("need-prompts.jsonl", "local-prompts.jsonl"):
             if r["external"] is not False:
                 bad(f"{r['id']}: a local prompt with external={r['external']!r}")
             local.append(r)
+        else:
+            need.append(r)
         rows.append(r)
 
 evaluation = EvalPrompts()
 problems += row_problems(rows, evaluation)
-need = [r for r in rows if r not in local]
 by_class = Counter(r["external"] for r in need)
 for cls in (False, True):
     if by_class[cls] < LEAST:
