@@ -194,7 +194,9 @@ fn prompt_vectors(files: &[String], model_dir: &str) {
         };
         let p = model.embed(q["prompt"].as_str().unwrap_or("")).unwrap();
         let v: Vec<f32> = p.iter().map(|x| (x * 1e5).round() / 1e5).collect();
-        let line = json!({"id": q["id"], "external": q["external"], "kind": q["kind"], "prompt_vector": v});
+        // The shipped gate's logit too, so the fit can check it computes the same.
+        let need = pcd_picker::semantic::need_logit(&p);
+        let line = json!({"id": q["id"], "external": q["external"], "kind": q["kind"], "need_logit": need, "prompt_vector": v});
         writeln!(out, "{line}").unwrap();
     }
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fits the recall-first decision policy of `src/semantic.rs`: the need gate
-(`need-gate.rs`, 384 weights and a bias) and the candidate calibration
-(`SHIPPED_FUSED_CALIBRATION`).
+(`need-gate.rs`, 384 weights and a bias, and `need-examples.bin`, its bank of need prompts and
+the weight of its neighbours) and the candidate calibrations (`SHIPPED_TOOLS_CALIBRATION`,
+`SHIPPED_GROUPS_CALIBRATION`).
 
 Two questions, each answered from the evidence that answers it:
 
@@ -17,7 +18,15 @@ Two questions, each answered from the evidence that answers it:
    `REQUESTS_WEIGHT` of another's weight (0.1, the default and as shipped, the weight with the
    lowest out-of-fold log loss; 0 leaves them out), in every fold's fit and never scored
    (`BENCHMARKS.md`, "Issue 31: the need gate taught by the training sets' requests, tried", and
-   "Issue 31: the need factor reads the best evidence").
+   "Issue 31: the need factor reads the best evidence"). To that logit the gate adds the
+   prompt's neighbours (`neighbours`): its mean similarity to its `NEED_NEIGHBOURS` (5) most
+   similar examples that need something outside the code (the need prompts that do, and the
+   example requests' prompts as `example-requests.bin` holds them, each once) less that to its
+   5 most similar need prompts about the code, times a weight chosen by the same out-of-fold log
+   loss (10; each fold's own need prompts are out of its bank; the evaluation sets' prompts are
+   never in it). `--write` writes the bank with the gate (`need-examples.bin`); `semantic_features`
+   on a prompts file prints the shipped gate's logit beside each vector, to check the two agree
+   (`BENCHMARKS.md`, "Issue 31: the need gate reads the prompts it resembles").
 2. *Which candidates?* A logistic function of the gate's logit, the candidate's fused evidence
    (a share of the lexical score, 0.35 of its power 1.5 for tools and 0.15 for groups, plus the rest of the
    cosine: the cosine stands on its own, a lexical zero adds nothing and vetoes nothing), the prompt's best cosine and best fused evidence, whether the prompt names a
@@ -57,13 +66,21 @@ With `SMALL=DIR` the small inventories of `small_inventories.py DIR` (dumped lik
 `LOCAL=DIR` prompts about the code on two inventories (`local_prompts.py DIR SMALL_DIR`: the
 need prompts' local ones and `local-prompts.jsonl`; dumped as `DUMP_DIR/local-everyday-MODE.jsonl`
 and `DUMP_DIR/local-small-MODE.jsonl`) count through a budget of what each exposes
-(`LOCAL_CODING_TOOLS`, `LOCAL_CODING_MCP`). The need
+(`LOCAL_CODING_TOOLS`, `LOCAL_CODING_MCP`), and with `LOCAL_MET=W` the needs met of the
+requests about the code there (`about-code`, the folders' labelled prompts) count W per folder,
+held by `KEEP` like the rest. The need
 gate's logit is a term of the candidate's logit; with `PRODUCT=1` it is instead a factor of its
 own, `sigmoid(scale x logit + bias)`, that multiplies the candidate's score; with `HYBRID=1` both.
 The shipped weights (`src/semantic.rs`), each from the weights shipped before (`START=`):
 - tools: `MODES=tools HYBRID=1 FACTOR_FUSED=1 SMALL=DIR SMALL_WEIGHT=3 SMALL_EXP_TOOLS=6
   SMALL_IRR_TOOLS=6 SMALL_CODING_TOOLS=0.8 AS_FITTED=0 KEEP=10 ITER=3000 TIE_MIN=0.6
-  LOCAL=DIR LOCAL_CODING_TOOLS=0.35`, on the dumps below and the local prompts'
+  LOCAL=DIR LOCAL_CODING_TOOLS=0.35 LOCAL_MET=3`, on the dumps below and the local prompts'
+  (`need.jsonl` written again with the requests about the code and the turns that open like a
+  follow-up; the local folders with those turns' local ones), with `--write` (the gate
+  that reads the prompts it resembles; `BENCHMARKS.md`, "Issue 31: the need gate reads the
+  prompts it resembles"), from
+  `START=4.044,0.080,18.492,-1.259,-7.231,-2.122,-1.025,0.0,0.600,1.414,1.276,4.838`: the
+  weights the same command without `LOCAL_MET` fitted against the linear gate
   (`BENCHMARKS.md`, "Issue 31: prompts about the code typed every way"; the gate is the one
   before), from
   `START=4.041,0.086,18.533,-1.350,-7.249,-3.170,-1.025,0.0,0.663,1.444,2.146,5.040`: the
@@ -131,9 +148,12 @@ The shipped weights (`src/semantic.rs`), each from the weights shipped before (`
 - groups: `MODES=mcp PRODUCT=1 FACTOR_FUSED=1 SMALL=DIR SMALL_EXP_MCP=2 SMALL_IRR_MCP=2 ABOVE=1
   ABOVE_EXP_MCP=3.0 ABOVE_IRR_MCP=1.8 FREE_RANK=1 KEEP=10 CODING_MCP=0.15 BFCL_EXP_MCP=2.0
   ITER=2000` (the group share, `LEX_SHARE=0.15`, is the default with `MODES=mcp`, and the cap,
-  `CAP_GROUPS=3`) on the dumps of the tools fit above (with `LOCAL=DIR LOCAL_CODING_MCP=0.3` it
+  `CAP_GROUPS=3`) on the dumps of the tools fit above, against its gate, from
+  `START=3.194,0.610,19.452,0.869,-6.876,-2.342,-1.134,-2.978,4.276,-0.031,4.526`: the weights
+  the same command fitted against the linear gate (with `LOCAL=DIR LOCAL_CODING_MCP=0.3` it
   fits weights that meet fewer needs, not shipped: `BENCHMARKS.md`, "Issue 31: prompts about the
-  code typed every way"), from
+  code typed every way"; with the gate that reads the prompts it resembles and `LOCAL_MET=3` too,
+  its coding-only prompts exceed the issue's 0.3 groups on the everyday test half), from
   `START=3.175,0.645,19.627,1.546,-7.467,-2.411,-1.134,-2.926,4.191,-0.031,4.322`: the weights
   the same command fitted on the dumps before the tools' joined vectors, from
   `START=3.798,0.186,19.667,1.892,-7.597,-2.362,-1.112,-2.942,3.842,-0.2,3.0`: the weights the
@@ -209,6 +229,9 @@ SMALL_SETS = folder_sets('SMALL')
 LOCAL_SETS = folder_sets('LOCAL')
 LOCAL_BUDGET = {'tools': {'coding': float(os.environ.get('LOCAL_CODING_TOOLS', '0.5'))},
                 'mcp': {'coding': float(os.environ.get('LOCAL_CODING_MCP', '0.3'))}}
+# The weight of the needs met of each `LOCAL` folder's labelled prompts (the need prompts that ask
+# for something outside the code about it, `about-code`): 0 counts only the local prompts' budget.
+LOCAL_MET = float(os.environ.get('LOCAL_MET', '0'))
 # A group's cosine: this share from its best member name's, the rest from its whole text's
 # (`MEMBER_SHARE` in `src/semantic.rs`).
 MEMBER_SHARE = 0.5
@@ -382,11 +405,56 @@ def requests():
     return np.array([json.loads(l)['prompt_vector'] for l in open(path, encoding='utf-8')])
 
 
+# The need gate's neighbours (`semantic::need_logit`): the prompt's mean similarity to its
+# `NEED_NEIGHBOURS` most similar examples that need something outside the code (the need prompts
+# that do and the example requests' prompts, `example-requests.bin`) less that to its most
+# similar need prompts about the code, `NEED_KNN` times, added to the linear gate's logit. The
+# weight is chosen by the out-of-fold log loss from `NEED_KNN_GRID` unless `NEED_KNN` is set (0:
+# the linear gate alone).
+NEED_NEIGHBOURS = int(os.environ.get('NEED_NEIGHBOURS', '5'))
+NEED_KNN_GRID = [0, 2.5, 5, 7.5, 10, 12.5, 15, 20]
+
+
+def example_request_prompts():
+    """The example requests' prompt vectors as `semantic.rs` reads them from
+    `example-requests.bin` (binary16), each prompt once (a prompt with two needs is two examples
+    there, one after the other)."""
+    raw = open(os.path.join(HERE, 'example-requests.bin'), 'rb').read()
+    tools, examples = np.frombuffer(raw[:8], '<u4')
+    start = 8 + int(tools) * 384 * 2
+    v = np.frombuffer(raw[start:start + int(examples) * 384 * 2], '<f2').reshape(-1, 384)
+    keep = np.ones(len(v), bool)
+    keep[1:] = np.any(v[1:] != v[:-1], axis=1)
+    return v[keep].astype(np.float32)
+
+
+def top_mean(S, k):
+    """Each row's mean of its `k` largest values (all of them when it has fewer)."""
+    k = min(k, S.shape[1])
+    if k == 0:
+        return np.zeros(len(S))
+    return np.sort(np.partition(S, -k, axis=1)[:, -k:], axis=1).mean(axis=1)
+
+
+def neighbours(Q, external, local, k=None):
+    """The need gate's neighbour evidence of the prompt vectors `Q`: the mean similarity to the
+    `k` most similar `external` examples less that to the `k` most similar `local` ones."""
+    k = NEED_NEIGHBOURS if k is None else k
+    return top_mean(Q @ external.T, k) - top_mean(Q @ local.T, k)
+
+
+def f16(X):
+    """`X` as the shipped bank holds it (binary16)."""
+    return np.asarray(X, np.float32).astype(np.float16).astype(np.float32)
+
+
 def fit_gate():
     """The need gate: fitted on the need prompts and the tune halves (and on the training sets'
     requests at `REQUESTS_WEIGHT` each, when that is not 0); the regularisation chosen by the
     five-fold out-of-fold log loss on the first two (the requests are in every fold's fit, never
-    scored)."""
+    scored); then the weight of the neighbour evidence (`neighbours`: the need prompts, both
+    classes, and the example requests' prompts as the bank, each fold's own need prompts left
+    out of its bank) by the same loss."""
     ni, nX, ny = need_prompts()
     ti, tX, ty = gate_data('tune')
     rX = requests() if REQUESTS_WEIGHT > 0 else np.zeros((0, 384))
@@ -414,7 +482,47 @@ def fit_gate():
             best = (loss, lam, oof)
     _, lam, oof = best
     w, b = fit(np.ones(len(y), bool), lam)
-    return w, b, lam, dict(zip(ids, oof))
+    # The neighbour evidence, out of fold: each fold's prompts against a bank without the need
+    # prompts of that fold (the evaluation sets' prompts are never in the bank).
+    requests_bank = example_request_prompts()
+    need = np.zeros(len(y), bool); need[:len(ni)] = True
+    bank = f16(X)
+    near = np.zeros(len(y))
+    for f in range(5):
+        held, keep = folds == f, need & (folds != f)
+        near[held] = neighbours(X[held], np.vstack([bank[keep & (y == 1)], requests_bank]),
+                                bank[keep & (y == 0)])
+    losses = {}
+    for a in ([float(os.environ['NEED_KNN'])] if 'NEED_KNN' in os.environ else NEED_KNN_GRID):
+        p = 1 / (1 + np.exp(-(oof + a * near)))
+        losses[a] = -np.mean(y * np.log(p + 1e-12) + (1 - y) * np.log(1 - p + 1e-12))
+        print(f'gate neighbours x {a}: out-of-fold log loss {losses[a]:.4f}, AUC '
+              f'{auc(oof + a * near, y):.4f}, everyday tune AUC {auc((oof + a * near)[len(ni):], y[len(ni):]):.4f}')
+    a = min(losses, key=losses.get)
+    gate = Gate(w, b, a, np.vstack([bank[need & (y == 1)], requests_bank]), bank[need & (y == 0)],
+                nX, ny)
+    return gate, lam, dict(zip(ids, oof + a * near))
+
+
+class Gate:
+    """The need gate as `semantic::need_logit` computes it: the linear gate's logit plus `knn`
+    times the neighbour evidence against the banks `external` and `local`; `need_X`, `need_y`
+    the need prompts it ships as its bank (`need-examples.bin`)."""
+
+    def __init__(self, w, b, knn, external, local, need_X, need_y):
+        self.w, self.b, self.knn = w, b, knn
+        self.external, self.local = external, local
+        self.need_X, self.need_y = need_X, need_y
+
+    def logits(self, Q):
+        Q = np.asarray(Q, np.float32)
+        z = Q @ self.w + self.b
+        if self.knn:
+            z = z + self.knn * neighbours(Q, self.external, self.local)
+        return z
+
+    def logit(self, v):
+        return float(self.logits(np.asarray(v)[None, :])[0])
 
 
 def hash_fold(s):
@@ -588,10 +696,14 @@ def objective(D, w, verbose=False):
         m = metrics(d, w)
         small = key[0] in SMALL_SETS
         if key[0] in LOCAL_SETS:
-            # Only what a local prompt exposes counts (the folder's one query is a placeholder).
+            # What a local prompt exposes, over its budget, and (`LOCAL_MET=W`) the needs met of
+            # the prompts that ask for something outside the code about it, W per folder.
             J -= 3 * max(0, m['coding'] - LOCAL_BUDGET[key[1]]['coding'])
+            J += LOCAL_MET * m['met']
+            if key in KEEP_BASE and LOCAL_MET:
+                J -= KEEP * LOCAL_MET * max(0, KEEP_BASE[key] - KEEP_SLACK - m['met'])
             if verbose:
-                print(' ', key, {'coding': round(float(m['coding']), 3)})
+                print(' ', key, {k: round(float(m[k]), 3) for k in ('met', 'exp', 'coding')})
             continue
         weight = SMALL_WEIGHT / smalls if small else WEIGHT[key]
         budget = SMALL_BUDGET[key[1]] if small else BUDGET[key]
@@ -684,24 +796,66 @@ def slopes(start, D, T):
             print(f'  {half}:', row)
 
 
-def shipped_gate_differs(w_gate, b_gate):
-    """How far the shipped need gate (`need-gate.rs`) is from the one fitted here, the largest
-    difference of a weight or the bias; the calibration is fitted against the latter, so if they
-    differ the shipped calibration is not scored as it was fitted (`eval`'s figures are not the
-    fit's) until `--write` ships this gate too."""
+def shipped_gate_differs(gate):
+    """How far the shipped need gate (`need-gate.rs` and `need-examples.bin`) is from the one
+    fitted here: the largest difference of a weight, the bias, the neighbours' weight or a value
+    of its bank (infinite when their shapes differ); the calibration is fitted against the
+    latter, so if they differ the shipped calibration is not scored as it was fitted (`eval`'s
+    figures are not the fit's) until `--write` ships this gate too."""
     path = os.path.join(HERE, 'need-gate.rs')
     if not os.path.exists(path):
         return float('inf')
     numbers = [float(x) for x in re.findall(r'-?\d+\.\d+', open(path, encoding='utf-8').read())]
-    if len(numbers) != len(w_gate) + 1:
+    if len(numbers) != len(gate.w) + 1:
         return float('inf')
-    return max(abs(numbers[0] - b_gate), float(np.abs(np.array(numbers[1:]) - w_gate).max()))
+    apart = max(abs(numbers[0] - gate.b), float(np.abs(np.array(numbers[1:]) - gate.w).max()))
+    shipped = read_need_examples()
+    if shipped is None:
+        return float('inf')
+    k, a, X, y = shipped
+    if k != NEED_NEIGHBOURS or X.shape != gate.need_X.shape or np.any(y != gate.need_y):
+        return float('inf')
+    return max(apart, abs(a - gate.knn), float(np.abs(X - f16(gate.need_X)).max()))
+
+
+# `need-examples.bin`, the need gate's bank of need prompts (`semantic::need_logit`):
+# little-endian, a u32 count N, a u32 number of neighbours, an f32 weight of the neighbour
+# evidence, then N prompt vectors of 384 binary16 values and N bytes, 1 for a prompt that needs
+# something outside the code, 0 for one about the code.
+NEED_EXAMPLES = os.path.join(HERE, 'need-examples.bin')
+
+
+def write_need_examples(gate):
+    X = np.asarray(gate.need_X, np.float32).astype('<f2')
+    with open(NEED_EXAMPLES, 'wb') as f:
+        f.write(np.array([len(X), NEED_NEIGHBOURS], '<u4').tobytes())
+        f.write(np.array([gate.knn], '<f4').tobytes())
+        f.write(X.tobytes())
+        f.write(np.asarray(gate.need_y, np.uint8).tobytes())
+
+
+def read_need_examples():
+    """(neighbours, weight, vectors, labels) of the shipped `need-examples.bin`; None if absent
+    or malformed."""
+    if not os.path.exists(NEED_EXAMPLES):
+        return None
+    raw = open(NEED_EXAMPLES, 'rb').read()
+    if len(raw) < 12:
+        return None
+    n, k = np.frombuffer(raw[:8], '<u4')
+    a = float(np.frombuffer(raw[8:12], '<f4')[0])
+    n = int(n)
+    if len(raw) != 12 + n * 384 * 2 + n:
+        return None
+    X = np.frombuffer(raw[12:12 + n * 768], '<f2').reshape(n, 384).astype(np.float32)
+    y = np.frombuffer(raw[12 + n * 768:], np.uint8).astype(float)
+    return int(k), a, X, y
 
 
 def main():
-    w_gate, b_gate, lam, oof = fit_gate()
-    print(f'gate: lambda {lam}, bias {b_gate:.4f}')
-    apart = shipped_gate_differs(w_gate, b_gate)
+    gate, lam, oof = fit_gate()
+    print(f'gate: lambda {lam}, bias {gate.b:.4f}, neighbours x {gate.knn}')
+    apart = shipped_gate_differs(gate)
     if apart > 1e-5 and '--write' not in sys.argv:
         print(f'warning: the shipped need gate differs from the one fitted here by up to {apart:.4f}: '
               'the weights below are fitted against this one; ship both (--write writes the gate)')
@@ -710,10 +864,10 @@ def main():
     def tune_gate(p):
         if p['id'] in oof:
             return float(oof[p['id']])
-        return float(np.array(p['prompt_vector']) @ w_gate + b_gate)
+        return gate.logit(p['prompt_vector'])
 
     def full_gate(p):
-        return float(np.array(p['prompt_vector']) @ w_gate + b_gate)
+        return gate.logit(p['prompt_vector'])
 
     D = {pk: prep(*pk, 'tune', tune_gate) for pk in pairs}
     # bias, need_logit, fused, best_cosine, best_fused, local_file, log_candidates, log_rank, tie
@@ -745,16 +899,17 @@ def main():
         T = {pk: prep(*pk, 'test', full_gate) for pk in pairs}
         print('test:'); objective(T, w, True)
         ti, tX, ty = gate_data('test')
-        print('gate test AUC (everyday + shared queries):', round(auc(gate_logit(w_gate, b_gate, tX), ty), 4))
+        print('gate test AUC (everyday + shared queries):', round(auc(gate.logits(tX), ty), 4))
     if '--write' in sys.argv:
         with open(os.path.join(HERE, 'need-gate.rs'), 'w') as f:
             f.write('// Written by decision_policy.py: the need gate\'s bias, then its 384 weights.\n')
             f.write('[\n')
-            f.write(f'    {b_gate:.6f},\n')
+            f.write(f'    {gate.b:.6f},\n')
             for i in range(0, 384, 6):
-                f.write('    ' + ' '.join(f'{x:.6f},' for x in w_gate[i:i + 6]) + '\n')
+                f.write('    ' + ' '.join(f'{x:.6f},' for x in gate.w[i:i + 6]) + '\n')
             f.write(']\n')
-        print('wrote need-gate.rs')
+        write_need_examples(gate)
+        print('wrote need-gate.rs and need-examples.bin')
 
 
 if __name__ == '__main__':

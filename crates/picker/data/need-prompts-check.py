@@ -7,7 +7,9 @@
   local-prompts.jsonl has external=false, and ids and prompts are unique across both files;
 - no prompt is identical to, contained in, or contains (either from 20 characters on) a prompt
   of the evaluation sets (eval/everyday, eval/bfcl, eval/metatool and eval/unseen, every
-  queries/irrelevance file), after lowercasing and folding whitespace.
+  queries/irrelevance file), after lowercasing and folding whitespace;
+- about-code-needs.jsonl labels only about-code need prompts, each once, with tools of the
+  everyday inventory.
 Python's standard library only; it reads the data and scores nothing.
 """
 import re, sys
@@ -57,6 +59,25 @@ for cls in (False, True):
     print(f"  external={str(cls).lower()} kinds: " + ", ".join(f"{k} {c}" for k, c in sorted(kinds[cls].items())))
 print(f"{len(local)} local prompts: " + ", ".join(
     f"{k} {c}" for k, c in sorted(Counter(r["kind"] for r in local).items())))
+# The labels of the requests about the code: each an `about-code` need prompt, at most once,
+# each need a non-empty list of tools of the everyday inventory.
+import json  # noqa: E402
+inventory = {t["name"] for t in json.loads((HERE.parents[2] / "eval" / "everyday" / "tools.json")
+                                          .read_text(encoding="utf-8"))}
+about = {r["id"] for r in need if r["kind"] == "about-code"}
+labelled = set()
+for i, r in jsonl_rows(HERE / "about-code-needs.jsonl", {"id", "needs"}, bad):
+    if r["id"] not in about:
+        bad(f"about-code-needs.jsonl line {i}: {r['id']!r} is not an about-code need prompt")
+    if r["id"] in labelled:
+        bad(f"about-code-needs.jsonl line {i}: {r['id']!r} labelled twice")
+    labelled.add(r["id"])
+    needs = r["needs"]
+    if not (isinstance(needs, list) and needs and all(isinstance(n, list) and n for n in needs)):
+        bad(f"about-code-needs.jsonl line {i}: needs must be non-empty lists of tool names")
+    elif any(t not in inventory for n in needs for t in n):
+        bad(f"about-code-needs.jsonl line {i}: a need names a tool the everyday inventory lacks")
+print(f"{len(labelled)} of {len(about)} about-code prompts labelled with the everyday inventory's tools")
 for p in problems:
     print("PROBLEM:", p)
 sys.exit(1 if problems else 0)
