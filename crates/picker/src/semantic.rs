@@ -1462,19 +1462,7 @@ mod tests {
         );
         assert!(NeedExamples::parse(&bytes(&[1, 0], 2, f32::NAN, 0.05)).is_none());
         assert!(NeedExamples::parse(&bytes(&[1, 0], 2, 10.0, f32::INFINITY)).is_none());
-        assert!(
-            NeedExamples::parse(&good[..good.len() - 1]).is_none(),
-            "truncated"
-        );
-        let mut longer = good.clone();
-        longer.push(1);
-        assert!(NeedExamples::parse(&longer).is_none(), "trailing bytes");
-        let mut huge = good;
-        huge[..4].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(
-            NeedExamples::parse(&huge).is_none(),
-            "counts past the bytes"
-        );
+        refuses_bad_framing(&good, |b| NeedExamples::parse(b).is_some());
     }
 
     /// One example's prompt vector.
@@ -1507,20 +1495,21 @@ mod tests {
         );
         assert!(ExampleRequests::parse(&bytes(2, 3, 1, f32::INFINITY)).is_none());
         let good = bytes(2, 3, 1, 0.05);
-        assert!(
-            ExampleRequests::parse(&good[..good.len() - 1]).is_none(),
-            "truncated"
-        );
-        let mut longer = good.clone();
+        refuses_bad_framing(&good, |b| ExampleRequests::parse(b).is_some());
+    }
+
+    /// A decoder of a shipped bank, given its well-formed bytes `good`: one byte short, one byte
+    /// more, no whole header, or a first count past the bytes, and it decodes nothing.
+    fn refuses_bad_framing(good: &[u8], decodes: impl Fn(&[u8]) -> bool) {
+        assert!(decodes(good), "well formed");
+        assert!(!decodes(&good[..good.len() - 1]), "truncated");
+        let mut longer = good.to_vec();
         longer.push(0);
-        assert!(ExampleRequests::parse(&longer).is_none(), "trailing bytes");
-        assert!(ExampleRequests::parse(&good[..6]).is_none(), "no header");
-        let mut huge = good;
+        assert!(!decodes(&longer), "trailing bytes");
+        assert!(!decodes(&good[..6]), "no header");
+        let mut huge = good.to_vec();
         huge[..4].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(
-            ExampleRequests::parse(&huge).is_none(),
-            "counts past the bytes"
-        );
+        assert!(!decodes(&huge), "counts past the bytes");
     }
 
     /// A prompt like an example request is pulled toward the tool that example needed; a prompt
