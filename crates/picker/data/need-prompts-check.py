@@ -12,7 +12,7 @@
   everyday inventory.
 Python's standard library only; it reads the data and scores nothing.
 """
-import re, sys
+import json, re, sys
 from collections import Counter
 from pathlib import Path
 
@@ -61,7 +61,6 @@ print(f"{len(local)} local prompts: " + ", ".join(
     f"{k} {c}" for k, c in sorted(Counter(r["kind"] for r in local).items())))
 # The labels of the requests about the code: each an `about-code` need prompt, at most once,
 # each need a non-empty list of tools of the everyday inventory.
-import json  # noqa: E402
 inventory = {t["name"] for t in json.loads((HERE.parents[2] / "eval" / "everyday" / "tools.json")
                                           .read_text(encoding="utf-8"))}
 about = {r["id"] for r in need if r["kind"] == "about-code"}

@@ -394,36 +394,35 @@ struct ExampleRequests {
     distinct: Vec<bool>,
 }
 
+/// The little-endian u32 at `at` of a shipped bank, as a count; `None` past its end.
+fn le_count(bytes: &[u8], at: usize) -> Option<usize> {
+    let word: [u8; 4] = bytes.get(at..at.checked_add(4)?)?.try_into().ok()?;
+    usize::try_from(u32::from_le_bytes(word)).ok()
+}
+
+/// The little-endian binary16 values of `bytes`, as bits; `None` if one is infinite or NaN (its
+/// exponent bits all set).
+fn finite_halves(bytes: &[u8]) -> Option<Vec<u16>> {
+    let bits: Vec<u16> = bytes
+        .chunks_exact(2)
+        .map(|b| u16::from_le_bytes([b[0], b[1]]))
+        .collect();
+    bits.iter().all(|&b| b & 0x7c00 != 0x7c00).then_some(bits)
+}
+
 impl ExampleRequests {
     /// Decodes the format of [`EXAMPLE_REQUESTS_BYTES`]; `None` when its sizes do not add up, an
     /// index is out of range or a value is not finite.
     fn parse(bytes: &[u8]) -> Option<ExampleRequests> {
         let d = NEED_GATE_DIMENSIONS;
-        let count = |at: usize| -> Option<usize> {
-            let b = bytes.get(at..at + 4)?;
-            usize::try_from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])).ok()
-        };
-        let (tools, examples) = (count(0)?, count(4)?);
+        let (tools, examples) = (le_count(bytes, 0)?, le_count(bytes, 4)?);
         let tools_end = 8usize.checked_add(tools.checked_mul(d * 2)?)?;
         let prompts_end = tools_end.checked_add(examples.checked_mul(d * 2)?)?;
         if bytes.len() != prompts_end.checked_add(examples.checked_mul(2)?)? {
             return None;
         }
-        let bits = |range: &[u8]| -> Vec<u16> {
-            range
-                .chunks_exact(2)
-                .map(|b| u16::from_le_bytes([b[0], b[1]]))
-                .collect()
-        };
-        let (tool_bits, prompt_bits) = (
-            bits(&bytes[8..tools_end]),
-            bits(&bytes[tools_end..prompts_end]),
-        );
-        // Binary16 is infinite or NaN when its exponent bits are all set.
-        let finite = tool_bits
-            .iter()
-            .chain(&prompt_bits)
-            .all(|&b| b & 0x7c00 != 0x7c00);
+        let tool_bits = finite_halves(&bytes[8..tools_end])?;
+        let prompt_bits = finite_halves(&bytes[tools_end..prompts_end])?;
         let distinct = (0..examples)
             .map(|i| i == 0 || prompt_bits[(i - 1) * d..i * d] != prompt_bits[i * d..(i + 1) * d])
             .collect();
@@ -431,19 +430,31 @@ impl ExampleRequests {
             distinct,
             tools: crate::wide::widened(&tool_bits),
             prompts: crate::wide::Blocks::new(&prompt_bits, d)?,
-            tool_of: bits(&bytes[prompts_end..])
-                .into_iter()
-                .map(usize::from)
+            tool_of: bytes[prompts_end..]
+                .chunks_exact(2)
+                .map(|b| usize::from(u16::from_le_bytes([b[0], b[1]])))
                 .collect(),
         };
-        let sound = finite && requests.tool_of.iter().all(|&t| t < tools);
-        sound.then_some(requests)
+        requests
+            .tool_of
+            .iter()
+            .all(|&t| t < tools)
+            .then_some(requests)
     }
 
     /// Each example's similarity to `prompt` (the dot product of their unit vectors), in
     /// example order; the same vectors always give the same sums, on every CPU.
     fn similarities(&self, prompt: &[f32]) -> Vec<f32> {
         self.prompts.sums(prompt)
+    }
+
+    /// [`ExampleRequests::similarities`] as `given` has them when the caller computed them
+    /// already (one per example), computed here otherwise.
+    fn similarities_given<'a>(&self, prompt: &[f32], given: Option<&'a [f32]>) -> Cow<'a, [f32]> {
+        match given {
+            Some(s) if s.len() == self.tool_of.len() => Cow::Borrowed(s),
+            _ => Cow::Owned(self.similarities(prompt)),
+        }
     }
 }
 
@@ -488,10 +499,7 @@ fn toward_example_requests_from(
     if prompt.len() != d || adapted.len() != d || requests.tool_of.is_empty() {
         return adapted;
     }
-    let similarities = match similarities {
-        Some(s) if s.len() == requests.tool_of.len() => Cow::Borrowed(s),
-        _ => Cow::Owned(requests.similarities(prompt)),
-    };
+    let similarities = requests.similarities_given(prompt, similarities);
     let mut similar: Vec<(f32, usize)> = similarities
         .iter()
         .copied()
@@ -569,32 +577,21 @@ impl NeedExamples {
     /// label is neither 0 nor 1, a side is empty, or a value is not finite.
     fn parse(bytes: &[u8]) -> Option<NeedExamples> {
         let d = NEED_GATE_DIMENSIONS;
-        let word = |at: usize| -> Option<[u8; 4]> { bytes.get(at..at + 4)?.try_into().ok() };
-        let count = usize::try_from(u32::from_le_bytes(word(0)?)).ok()?;
-        let neighbours = usize::try_from(u32::from_le_bytes(word(4)?)).ok()?;
-        let weight = f32::from_le_bytes(word(8)?);
+        let count = le_count(bytes, 0)?;
+        let neighbours = le_count(bytes, 4)?;
+        let weight = f32::from_le_bytes(bytes.get(8..12)?.try_into().ok()?);
         let vectors_end = 12usize.checked_add(count.checked_mul(d * 2)?)?;
         if bytes.len() != vectors_end.checked_add(count)? || neighbours == 0 || !weight.is_finite()
         {
             return None;
         }
+        let bits = finite_halves(&bytes[12..vectors_end])?;
         let (mut external, mut local) = (Vec::new(), Vec::new());
-        for (vector, &label) in bytes[12..vectors_end]
-            .chunks_exact(d * 2)
-            .zip(&bytes[vectors_end..])
-        {
-            let side = match label {
-                1 => &mut external,
-                0 => &mut local,
+        for (vector, &label) in bits.chunks_exact(d).zip(&bytes[vectors_end..]) {
+            match label {
+                1 => external.extend_from_slice(vector),
+                0 => local.extend_from_slice(vector),
                 _ => return None,
-            };
-            for b in vector.chunks_exact(2) {
-                let bits = u16::from_le_bytes([b[0], b[1]]);
-                // Binary16 is infinite or NaN when its exponent bits are all set.
-                if bits & 0x7c00 == 0x7c00 {
-                    return None;
-                }
-                side.push(bits);
             }
         }
         if external.is_empty() || local.is_empty() {
@@ -639,10 +636,7 @@ fn need_neighbours(prompt: &[f32], request_similarities: Option<&[f32]>) -> Opti
     let examples = need_examples()?;
     let mut external = examples.external.sums(prompt);
     if let Some(requests) = example_requests() {
-        let similarities = match request_similarities {
-            Some(s) if s.len() == requests.distinct.len() => Cow::Borrowed(s),
-            _ => Cow::Owned(requests.similarities(prompt)),
-        };
+        let similarities = requests.similarities_given(prompt, request_similarities);
         external.extend(
             similarities
                 .iter()
