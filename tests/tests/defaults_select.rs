@@ -280,6 +280,36 @@ fn a_request_next_to_a_pasted_log_is_read_as_if_alone() {
     }
 }
 
+/// A request typed on the same line as what it pastes is read without the paste too: whole, the
+/// prompt's vector is mostly the error's, and before, the web search was not made available for
+/// these (six unrelated tools were, or one). The same paste asked about the code stays quiet.
+#[test]
+fn a_request_typed_around_an_inline_paste_gets_its_tool_with_the_model() {
+    let Some(dir) = pcd_tests::model_dir() else {
+        return;
+    };
+    for prompt in [
+        "search online for \"error[E0502]: cannot borrow `self.items` as mutable because it is \
+         also borrowed as immutable\"",
+        "look up whether anyone online has seen this tokio panic: 'thread main panicked at \
+         called Option::unwrap() on a None value, src/runtime/blocking/pool.rs:123'",
+    ] {
+        let v = pick_with(prompt, Some(dir.clone()));
+        let names = available(&v);
+        assert!(
+            names.iter().any(|n| n == "web_search"),
+            "{prompt}: {names:?}"
+        );
+        assert!(names.len() <= 3, "{prompt}: {names:?}");
+    }
+    let v = pick_with(
+        "why do I get \"error[E0502]: cannot borrow `self.items` as mutable because it is also \
+         borrowed as immutable\" in src/cart.rs",
+        Some(dir),
+    );
+    assert_eq!(available(&v), Vec::<String>::new());
+}
+
 #[test]
 fn of_a_prompt_longer_than_the_bound_the_end_is_read() {
     // Far more pasted text than a decision reads, then the request: the request is what stays.

@@ -429,7 +429,8 @@ pub fn scores(
 /// The vectors of what the embedded scorer reads of `prompt` ([`embedded::prompt_texts`]), or
 /// `None` when the model fails on it.
 pub fn prompt_vectors(model: &Semantic, prompt: &str) -> Option<Vec<Vec<f32>>> {
-    model.prompt_vectors(&embedded::prompt_texts(prompt))
+    let texts = embedded::prompt_texts(prompt);
+    model.prompt_vectors(&texts.iter().map(AsRef::as_ref).collect::<Vec<&str>>())
 }
 
 /// [`scores`] with the prompt's vectors already computed by [`prompt_vectors`] (`None`: the

@@ -1,6 +1,7 @@
 //! The picker's hot paths: building the embedded index over 10,000 candidates, ranking them for
 //! one prompt (per tool, and in `mcp` mode per group over 10,000 member tools), and building the
-//! decision requests for 1,000 candidates; and reading the table of related words, which the
+//! decision requests for 1,000 candidates; what the scorer reads of a long prompt with a paste in
+//! it; and reading the table of related words, which the
 //! first index of a process pays once.
 
 #![allow(missing_docs)]
@@ -228,6 +229,17 @@ fn benches(crit: &mut Criterion) {
     );
     crit.bench_function("related words table, read once per process", |b| {
         b.iter(|| RelatedWords::parse(black_box(include_str!("../data/related-words.txt"))))
+    });
+    // What the scorer reads of a prompt at the most a request carries (2,000 characters), typed
+    // around a paste at its worst for `text::without_paste`: every word like code, a colon or a
+    // quote.
+    let pasted = format!(
+        "search online for this: {}",
+        "'a::b(c) \"x_y:1\" z.rs:9: ".repeat(80)
+    );
+    let pasted = &pasted[..2_000];
+    crit.bench_function("prompt texts, a 2,000-character prompt with a paste", |b| {
+        b.iter(|| embedded::prompt_texts(black_box(pasted)))
     });
     let thousand = synthetic(1_000);
     crit.bench_function("decision requests, 1,000 candidates", |b| {

@@ -20,6 +20,7 @@ use crate::related::RelatedWords;
 use crate::text::{bounded, for_each_compound, for_each_term, for_each_word, stem};
 use pcd_model::fnv::FnvMap;
 use pcd_model::ToolInfo;
+use std::borrow::Cow;
 
 /// Maps keyed by short words: FNV-1a, since SipHash's per-call cost dominates the index build and
 /// no key comes from an adversary who could profit from collisions beyond slowing their own tool.
@@ -611,14 +612,15 @@ impl EmbeddedIndex {
     /// Every candidate's score in [0, 1] for `prompt`, in candidate order; 0 for a candidate that
     /// shares no term with it. What is read is what a decision request carries of the prompt
     /// ([`prompt_texts`]): the prompt, and when it has several blocks (paragraphs, fenced code)
-    /// its first and last block too, a candidate scoring its best over them, so a request next to
-    /// a pasted log is read as if alone. Over one text, scores never rise down the ranking by raw
+    /// its first and last block too, or when it is one block with something pasted into it, the
+    /// request [without the paste](crate::text::without_paste), a candidate scoring its best
+    /// over them, so a request next to a pasted log is read as if alone. Over one text, scores never rise down the ranking by raw
     /// evidence (a calibration that is not [monotone](Calibration::is_monotone), the shipped one
     /// among them, is capped so), so the calibration decides how far down the ranking the
     /// threshold reaches, never the order.
     pub fn scores(&self, prompt: &str) -> Vec<f64> {
         let texts = prompt_texts(prompt);
-        let mut best = self.text_scores(texts[0]);
+        let mut best = self.text_scores(&texts[0]);
         for text in &texts[1..] {
             for (b, s) in best.iter_mut().zip(self.text_scores(text)) {
                 *b = b.max(s);
@@ -682,9 +684,10 @@ const FILE_ENDINGS: &[&str] = &[
 
 /// What the embedded scorer reads of a prompt, lexically and semantically alike: the part a
 /// decision request carries ([`request::latest_text`](crate::request::latest_text)), then, when
-/// that has more than one [block](crate::text::blocks), its first and its last (the first text is
-/// always that whole part).
-pub fn prompt_texts(prompt: &str) -> Vec<&str> {
+/// that has more than one [block](crate::text::blocks), its first and its last, and when
+/// something was pasted into it, that part [without the paste](crate::text::without_paste) (the
+/// first text is always that whole part).
+pub fn prompt_texts(prompt: &str) -> Vec<Cow<'_, str>> {
     crate::text::prompt_texts(crate::request::latest_text(prompt))
 }
 

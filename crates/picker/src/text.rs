@@ -4,6 +4,8 @@
 //! sentences; both are cut into lowercase words at case changes and at anything that is not a
 //! letter or a digit, so `getWeatherForecast` and "get the weather forecast" share their terms.
 
+use std::borrow::Cow;
+
 /// Words too common in prompts and descriptions to say anything about a tool.
 ///
 /// Pi's `tool_search` drops 21 articles and prepositions; prompts addressed to an assistant also
@@ -311,15 +313,177 @@ pub fn blocks(prompt: &str) -> Vec<&str> {
 }
 
 /// The texts of a prompt read on their own: the prompt itself, then, when it has more than one
-/// [block](blocks), those blocks (the first and the last). The embedded scorer reads them of the
-/// part a request carries ([`crate::embedded::prompt_texts`]).
-pub(crate) fn prompt_texts(prompt: &str) -> Vec<&str> {
+/// [block](blocks), those blocks (the first and the last), or, when it is one block with
+/// something pasted into it, the prompt [without what was pasted](without_paste) (so never more
+/// than three). The embedded scorer reads them of the part a request carries
+/// ([`crate::embedded::prompt_texts`]).
+pub(crate) fn prompt_texts(prompt: &str) -> Vec<Cow<'_, str>> {
     let parts = blocks(prompt);
-    let mut texts = vec![prompt];
+    let mut texts = vec![Cow::Borrowed(prompt)];
     if parts.len() > 1 {
-        texts.extend(parts);
+        texts.extend(parts.into_iter().map(Cow::Borrowed));
+    } else if let Some(request) = without_paste(prompt) {
+        texts.push(Cow::Owned(request));
     }
     texts
+}
+
+/// Quotes that open a quoted span, each with the one that closes it.
+const QUOTES: &[(char, char)] = &[
+    ('\'', '\''),
+    ('"', '"'),
+    ('`', '`'),
+    ('\u{201c}', '\u{201d}'),
+    ('\u{2018}', '\u{2019}'),
+];
+
+/// Punctuation around a word that says nothing about whether it is code.
+fn is_wrapping(c: char) -> bool {
+    matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | '(' | ')')
+        || QUOTES.iter().any(|&(open, close)| c == open || c == close)
+}
+
+/// Whether a word of a prompt looks pasted rather than typed: an identifier, a path, a call, a
+/// version or an error code (`snake_case`, `a/b`, `Option::unwrap()`, `pool.rs:123`,
+/// `TypeError`, `E0502`), never a plain word with its punctuation.
+pub(crate) fn looks_like_code(word: &str) -> bool {
+    let word = word.trim_matches(is_wrapping);
+    let chars: Vec<char> = word.chars().collect();
+    let alnum = |c: char| c.is_ascii_alphanumeric();
+    chars.iter().any(|c| "_/\\[]{}<>=#@$%&*+|~^".contains(*c))
+        || chars.windows(2).any(|w| {
+            (alnum(w[0]) && w[1] == '(')
+                || (w[0] == ':' && w[1] == ':')
+                || (w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
+        })
+        || chars
+            .windows(3)
+            .any(|w| alnum(w[0]) && matches!(w[1], '.' | ':') && alnum(w[2]))
+        || (chars.iter().any(char::is_ascii_digit) && chars.iter().any(char::is_ascii_alphabetic))
+}
+
+/// At most how many words a quoted span runs before its closing quote is no longer looked for.
+const MAX_QUOTED_WORDS: usize = 64;
+
+/// The prompt without what was pasted into it, when a request was typed around a paste on the
+/// same line or just before it: "search online for "error[E0502]: cannot borrow …"", "google this
+/// for me: TypeError: Cannot read properties of undefined (reading 'map') at …". Read whole, such
+/// a prompt's vector is mostly the paste's, and the request is lost in it; read without it, the
+/// request is what remains. What is left out: a quoted span of three words or more of which one
+/// [looks like code](looks_like_code) (a quoted sentence is what the user typed: a note, a
+/// title); what follows a word that ends in a colon or a question mark (the rest of its line, or
+/// every line after when that word ends the line) when it holds three words or more, two or more
+/// of them like code, and it opens with one or two in five are; and any later line of which half
+/// the words look like code. `None` when nothing was pasted, when fewer than two words of two
+/// letters remain, or when what remains is most of the prompt (more than three quarters of it).
+pub fn without_paste(text: &str) -> Option<String> {
+    let words: Vec<(usize, &str)> = text
+        .split_whitespace()
+        .map(|w| (w.as_ptr() as usize - text.as_ptr() as usize, w))
+        .collect();
+    if words.len() < 4 {
+        return None;
+    }
+    let line_of: Vec<usize> = {
+        let mut line = 0;
+        let mut at = 0;
+        words
+            .iter()
+            .map(|&(offset, _)| {
+                line += text[at..offset].matches('\n').count();
+                at = offset;
+                line
+            })
+            .collect()
+    };
+    // Which words look like code, and how many do up to each word (each word is read once).
+    let code: Vec<bool> = words.iter().map(|&(_, w)| looks_like_code(w)).collect();
+    let mut code_before = vec![0; words.len() + 1];
+    for (k, &c) in code.iter().enumerate() {
+        code_before[k + 1] = code_before[k] + usize::from(c);
+    }
+    // Where each word's line ends (the index of the next line's first word).
+    let mut line_end = vec![words.len(); words.len()];
+    for k in (0..words.len().saturating_sub(1)).rev() {
+        line_end[k] = if line_of[k + 1] != line_of[k] {
+            k + 1
+        } else {
+            line_end[k + 1]
+        };
+    }
+    let mut pasted = vec![false; words.len()];
+    // Quoted spans of three words or more, one of them like code.
+    let mut i = 0;
+    while i < words.len() {
+        let closer = words[i]
+            .1
+            .chars()
+            .next()
+            .and_then(|c| QUOTES.iter().find(|&&(open, _)| open == c))
+            .map(|&(_, close)| close);
+        // The first word that closes the quote (the opening one too, when it is more than the
+        // quote), and a span only when that makes three words or more.
+        let end = closer.and_then(|close| {
+            (i..words.len().min(i + MAX_QUOTED_WORDS)).find(|&j| {
+                let word = words[j].1.trim_end_matches(is_wrapping_after(close));
+                word.ends_with(close) && (j > i || word.chars().nth(1).is_some())
+            })
+        });
+        match end {
+            Some(j) if j >= i + 2 && code_before[j + 1] > code_before[i] => {
+                pasted[i..=j].iter_mut().for_each(|p| *p = true);
+                i = j + 1;
+            }
+            _ => i += 1,
+        }
+    }
+    // What a colon or a question mark introduces, when it looks pasted: the rest of its line, or
+    // every word after when it ends its line.
+    for i in 0..words.len() {
+        if pasted[i] || !words[i].1.ends_with([':', '?']) {
+            continue;
+        }
+        let end = if line_end[i] == i + 1 {
+            words.len()
+        } else {
+            line_end[i]
+        };
+        let (len, like_code) = (end - i - 1, code_before[end] - code_before[i + 1]);
+        let opens_with_code = code.get(i + 1).copied().unwrap_or(false);
+        if len >= 3 && like_code >= 2 && (opens_with_code || 5 * like_code >= 2 * len) {
+            pasted[i + 1..end].iter_mut().for_each(|p| *p = true);
+        }
+    }
+    // Later lines that are half code.
+    let mut k = 0;
+    while k < words.len() {
+        let end = line_end[k];
+        if line_of[k] > 0 && 2 * (code_before[end] - code_before[k]) >= end - k {
+            pasted[k..end].iter_mut().for_each(|p| *p = true);
+        }
+        k = end;
+    }
+    if !pasted.contains(&true) {
+        return None;
+    }
+    let kept = words
+        .iter()
+        .zip(&pasted)
+        .filter(|(_, &p)| !p)
+        .map(|(&(_, w), _)| w)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let kept = kept.trim_matches(|c: char| matches!(c, ':' | ',' | ';' | '-' | '\u{2014}' | ' '));
+    let typed = kept
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 2)
+        .count();
+    (typed >= 2 && 4 * kept.len() <= 3 * text.trim().len()).then(|| kept.to_owned())
+}
+
+/// Punctuation that may follow a closing quote (`'…',` or `"…")`).
+fn is_wrapping_after(close: char) -> impl Fn(char) -> bool {
+    move |c| c != close && matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | ')')
 }
 
 #[cfg(test)]
@@ -472,6 +636,98 @@ mod tests {
         // No words, no block; an empty prompt is still read.
         assert!(blocks("\n\n12 34\n\n").is_empty());
         assert_eq!(prompt_texts(""), [""]);
+    }
+
+    #[test]
+    fn a_request_typed_around_a_paste_is_read_without_it() {
+        // A quoted paste, and what a colon introduces when it looks like code.
+        assert_eq!(
+            without_paste(
+                "look up whether anyone online has seen this panic: 'thread main panicked at \
+                 called Option::unwrap() on a None value, src/pool.rs:123'"
+            )
+            .as_deref(),
+            Some("look up whether anyone online has seen this panic")
+        );
+        assert_eq!(
+            without_paste(
+                "google this for me: TypeError: Cannot read properties of undefined (reading \
+                 'map') at UserList.render"
+            )
+            .as_deref(),
+            Some("google this for me")
+        );
+        // Typed on both sides of the paste, in typographic quotes.
+        assert_eq!(
+            without_paste(
+                "were there any \u{201c}connection reset by 10.0.3.14:5432\u{201d} errors in the logs?"
+            )
+            .as_deref(),
+            Some("were there any errors in the logs?")
+        );
+        // A colon that ends its line introduces every line after it; a later line of code goes.
+        assert_eq!(
+            without_paste("search the tracker for this crash:\nat cart.total (cart.ts:88:21)\nat main (index.ts:4:1)")
+                .as_deref(),
+            Some("search the tracker for this crash")
+        );
+        assert_eq!(
+            without_paste(
+                "why does the export fail on big files\nexport.rs:88 buf.len() > MAX_LEN"
+            )
+            .as_deref(),
+            Some("why does the export fail on big files")
+        );
+        // The prompt's texts: the prompt whole, then the request alone.
+        let prompt = "search online for \"error[E0502]: cannot borrow `self.items` as mutable\"";
+        assert_eq!(prompt_texts(prompt), [prompt, "search online for"]);
+    }
+
+    #[test]
+    fn a_prompt_with_nothing_pasted_is_read_whole_only() {
+        for prompt in [
+            "what's the weather in Porto?",
+            // An identifier or two, a quote of a word or two: typed, not pasted.
+            "rename parse_config to load_config in src/config.rs",
+            "book the 'Plus' ride from home to the office",
+            "move ABC-88 to done, the fix is in 1.9.2",
+            // A colon before words that are not code.
+            "quick question: what time is it in Tokyo right now",
+            // A quoted sentence is typed (a note, a title), and an unclosed quote is no span.
+            "add 'call the dentist tomorrow' to my list",
+            "add 'call the dentist tomorrow to my list",
+            "",
+        ] {
+            assert_eq!(without_paste(prompt), None, "{prompt}");
+            assert_eq!(prompt_texts(prompt), [prompt]);
+        }
+        // What remains is not a request: one word, or most of the prompt.
+        assert_eq!(
+            without_paste("rustc: error[E0499]: cannot borrow `*self` as mutable more than once"),
+            None
+        );
+        assert_eq!(
+            without_paste(
+                "we moved the billing job to the new scheduler last week and since then the \
+                 nightly invoices arrive late, can you find out why the 'retry later' path runs"
+            ),
+            None
+        );
+    }
+
+    proptest::proptest! {
+        /// Whatever is typed, the request read without a paste is some of the prompt's words, in
+        /// order, and never the whole prompt.
+        #[test]
+        fn without_paste_keeps_some_of_the_words_in_order(prompt in "[a-z:'`\"_(). \n]{0,80}") {
+            if let Some(request) = without_paste(&prompt) {
+                let mut words = prompt.split_whitespace();
+                for kept in request.split_whitespace() {
+                    proptest::prop_assert!(words.any(|w| w.contains(kept.trim_matches(|c| matches!(c, ':' | ',' | ';' | '-')))), "{request:?} of {prompt:?}");
+                }
+                proptest::prop_assert!(request.len() < prompt.trim().len());
+            }
+        }
     }
 
     #[test]

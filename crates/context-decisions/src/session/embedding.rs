@@ -179,7 +179,7 @@ impl Session {
         let lexical = self.lexical_scores(&set.candidates, text);
         let mut texts: Vec<String> = pcd_picker::embedded::prompt_texts(text)
             .into_iter()
-            .map(str::to_owned)
+            .map(std::borrow::Cow::into_owned)
             .collect();
         let prompts = texts.len();
         let per_candidate: Vec<Vec<String>> = set
