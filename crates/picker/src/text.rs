@@ -373,8 +373,8 @@ const MAX_QUOTED_WORDS: usize = 64;
 /// [looks like code](looks_like_code) (a quoted sentence is what the user typed: a note, a
 /// title); what follows a word that ends in a colon or a question mark (the rest of its line, or
 /// every line after when that word ends the line) when it holds three words or more, two or more
-/// of them like code, and it opens with one or two in five are; and any later line of which half
-/// the words look like code. `None` when nothing was pasted, when fewer than two words of two
+/// of them like code and either its first word or two in five of them; and any later line of
+/// which half the words look like code. `None` when nothing was pasted, when fewer than two words of two
 /// letters remain, or when what remains is most of the prompt (more than three quarters of it).
 pub fn without_paste(text: &str) -> Option<String> {
     let words: Vec<(usize, &str)> = text
