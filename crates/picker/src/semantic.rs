@@ -672,7 +672,7 @@ fn need_neighbours(prompt: &[f32], request_similarities: Option<&[f32]>) -> Opti
 /// something outside the code is often about the code ("open a PR for the retry refactor",
 /// "search the web for this borrow error", "add the flaky test to my todo list": the linear gate
 /// read such prompts at 0.02 to 0.2). So the gate adds the prompt's neighbours
-/// ([`need_neighbours`]: its mean similarity to the five most similar prompts that need
+/// (`need_neighbours`: its mean similarity to the five most similar prompts that need
 /// something outside the code, among the need prompts and the example requests, less that to
 /// the five most similar need prompts about the code, ten times), the weight the out-of-fold
 /// log loss chose (`need-examples.bin`, written with the linear gate; the need prompts include

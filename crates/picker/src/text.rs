@@ -366,11 +366,12 @@ pub(crate) fn looks_like_code(word: &str) -> bool {
 const MAX_QUOTED_WORDS: usize = 64;
 
 /// The prompt without what was pasted into it, when a request was typed around a paste on the
-/// same line or just before it: "search online for "error[E0502]: cannot borrow …"", "google this
-/// for me: TypeError: Cannot read properties of undefined (reading 'map') at …". Read whole, such
+/// same line or just before it: `search online for "error[E0502]: cannot borrow …"`, `google this
+/// for me: TypeError: Cannot read properties of undefined (reading 'map') at …`. Read whole, such
 /// a prompt's vector is mostly the paste's, and the request is lost in it; read without it, the
 /// request is what remains. What is left out: a quoted span of three words or more of which one
-/// [looks like code](looks_like_code) (a quoted sentence is what the user typed: a note, a
+/// looks like code (`looks_like_code`: an identifier, a path, a call, a version or an error
+/// code) (a quoted sentence is what the user typed: a note, a
 /// title); what follows a word that ends in a colon or a question mark (the rest of its line, or
 /// every line after when that word ends the line) when it holds three words or more, two or more
 /// of them like code and either its first word or two in five of them; and any later line of
