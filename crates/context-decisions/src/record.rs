@@ -10,7 +10,7 @@
 //! without recording and says so once.
 //!
 //! **What a recording holds**: exactly what the [`Session`](crate::session::Session) itself may
-//! see, in the `simulate` format ([`crate::simulate`]):
+//! see, in the `simulate` format (the program's `simulate` module, `crates/cli/src/simulate.rs`):
 //! - tool names, descriptions bounded as a decision request bounds them
 //!   ([`MAX_REQUEST_DESCRIPTION_CHARS`]), exposures, MCP namespace names, aliases (raw server
 //!   names) and bounded namespace descriptions; provenance reduced to what classification needs:
