@@ -614,10 +614,10 @@ impl EmbeddedIndex {
     /// ([`prompt_texts`]): the prompt, and when it has several blocks (paragraphs, fenced code)
     /// its first and last block too, or when it is one block with something pasted into it, the
     /// request [without the paste](crate::text::without_paste), a candidate scoring its best
-    /// over them, so a request next to a pasted log is read as if alone. Over one text, scores never rise down the ranking by raw
-    /// evidence (a calibration that is not [monotone](Calibration::is_monotone), the shipped one
-    /// among them, is capped so), so the calibration decides how far down the ranking the
-    /// threshold reaches, never the order.
+    /// over them, so a request next to a pasted log is read as if alone. Over one text, scores
+    /// never rise down the ranking by raw evidence (a calibration that is not
+    /// [monotone](Calibration::is_monotone), the shipped one among them, is capped so), so the
+    /// calibration decides how far down the ranking the threshold reaches, never the order.
     pub fn scores(&self, prompt: &str) -> Vec<f64> {
         let texts = prompt_texts(prompt);
         let mut best = self.text_scores(&texts[0]);
@@ -684,9 +684,9 @@ const FILE_ENDINGS: &[&str] = &[
 
 /// What the embedded scorer reads of a prompt, lexically and semantically alike: the part a
 /// decision request carries ([`request::latest_text`](crate::request::latest_text)), then, when
-/// that has more than one [block](crate::text::blocks), its first and its last, and when
-/// something was pasted into it, that part [without the paste](crate::text::without_paste) (the
-/// first text is always that whole part).
+/// that has more than one [block](crate::text::blocks), its first and its last, or, when it is
+/// one block with something pasted into it, that part
+/// [without the paste](crate::text::without_paste) (the first text is always that whole part).
 pub fn prompt_texts(prompt: &str) -> Vec<Cow<'_, str>> {
     crate::text::prompt_texts(crate::request::latest_text(prompt))
 }

@@ -346,7 +346,7 @@ fn is_wrapping(c: char) -> bool {
 /// Whether a word of a prompt looks pasted rather than typed: an identifier, a path, a call, a
 /// version or an error code (`snake_case`, `a/b`, `Option::unwrap()`, `pool.rs:123`,
 /// `TypeError`, `E0502`), never a plain word with its punctuation.
-pub(crate) fn looks_like_code(word: &str) -> bool {
+fn looks_like_code(word: &str) -> bool {
     let word = word.trim_matches(is_wrapping);
     let chars: Vec<char> = word.chars().collect();
     let alnum = |c: char| c.is_ascii_alphanumeric();
