@@ -702,6 +702,7 @@ mod tests {
             "ledger/session_reader",
             "model/inventory",
             "picker/decision_answer",
+            "picker/prompt_scores",
             "config-reader/mcp_json",
         ] {
             assert!(labels.iter().any(|l| l == expected), "{labels:?}");
