@@ -3,7 +3,8 @@
 //! panic, and:
 //! - the prompt's texts are one to three, the first exactly what a request carries of it;
 //! - the prompt read without a paste is some of its words, in order, and never all of it;
-//! - the lexical scores and the evidence are one per candidate, every score in [0, 1];
+//! - the lexical scores and the evidence are one per candidate, every score in [0, 1], and the
+//!   scores as the fusion reads them (`lexical_as_fitted`) keep their order and their zeros;
 //! - the fused scores (both modes' shipped calibrations, with cosines and a need gate's logit
 //!   that may be anything, NaN and infinities included) are one per candidate, in [0, 1], and
 //!   never rise down the fused ranking: a candidate with more fused evidence never scores lower.
@@ -15,7 +16,7 @@
 use libfuzzer_sys::fuzz_target;
 use pcd_model::Mode;
 use pcd_picker::candidates::Candidate;
-use pcd_picker::semantic::{fused_scores, FusedCalibration};
+use pcd_picker::semantic::{fused_scores, lexical_as_fitted, FusedCalibration};
 use pcd_picker::{embedded, request, text};
 
 /// A value from one byte, the edges among them: NaN, both infinities, and -1 to 1 otherwise.
@@ -57,12 +58,9 @@ fuzz_target!(|data: &[u8]| {
     }
 
     let index = embedded::index_for(&[], &candidates);
-    let lexical = index.scores(prompt);
-    assert_eq!(lexical.len(), candidates.len());
-    assert!(
-        lexical.iter().all(|s| (0.0..=1.0).contains(s)),
-        "{lexical:?}"
-    );
+    let raw = index.scores(prompt);
+    assert_eq!(raw.len(), candidates.len());
+    assert!(raw.iter().all(|s| (0.0..=1.0).contains(s)), "{raw:?}");
     assert_eq!(index.candidate_evidence(prompt).len(), candidates.len());
 
     let tail = prompt.as_bytes();
@@ -74,6 +72,20 @@ fuzz_target!(|data: &[u8]| {
     let cosines: Vec<f64> = (0..candidates.len()).map(|i| value(byte(i))).collect();
     let need = (byte(8) % 3 != 0).then(|| 20.0 * value(byte(9)));
     for mode in [Mode::Tools, Mode::Mcp] {
+        // As the fusion reads them: the same order, a 0 still 0, all in [0, 1].
+        let lexical = lexical_as_fitted(&raw, mode);
+        for (&l, &r) in lexical.iter().zip(&raw) {
+            assert!(
+                (0.0..=1.0).contains(&l) && (r != 0.0 || l == 0.0),
+                "{r} read as {l}"
+            );
+            assert!(
+                raw.iter()
+                    .zip(lexical.iter())
+                    .all(|(&q, &m)| !(q < r && m > l)),
+                "{raw:?} read as {lexical:?}"
+            );
+        }
         let calibration = FusedCalibration::shipped(mode);
         let scores = fused_scores(&lexical, &cosines, need, byte(10) % 2 == 0, &calibration);
         assert_eq!(scores.len(), candidates.len());
