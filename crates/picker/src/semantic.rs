@@ -2103,4 +2103,45 @@ mod tests {
         assert_eq!(name_words("HTTPServer"), "httpserver");
         assert_eq!(name_words(""), "");
     }
+
+    /// Any value a caller could pass as evidence: in range, out of it, NaN or infinite.
+    fn any_evidence() -> impl proptest::strategy::Strategy<Value = f64> {
+        use proptest::prelude::*;
+        prop_oneof![
+            8 => -2.0..2.0f64,
+            1 => Just(f64::NAN),
+            1 => Just(f64::INFINITY),
+            1 => Just(f64::NEG_INFINITY),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Whatever the evidence (NaN and the infinities among it), both modes' shipped scores
+        /// are one per candidate, in [0, 1], and never rise down the fused ranking: a candidate
+        /// with more fused evidence never scores lower, so the policy only decides how far down
+        /// the ranking the threshold reaches. (The fuzz target `prompt_scores` checks the same
+        /// through the embedded scorer, where a nightly toolchain is installed.)
+        #[test]
+        fn shipped_scores_never_rise_down_the_fused_ranking(
+            evidence in proptest::collection::vec((any_evidence(), any_evidence()), 0..12),
+            need in proptest::option::of(any_evidence()),
+            local_file: bool,
+        ) {
+            let (lexical, cosines): (Vec<f64>, Vec<f64>) = evidence.into_iter().unzip();
+            for mode in [Mode::Tools, Mode::Mcp] {
+                let c = FusedCalibration::shipped(mode);
+                let scores = fused_scores(&lexical, &cosines, need, local_file, &c);
+                proptest::prop_assert_eq!(scores.len(), lexical.len());
+                proptest::prop_assert!(scores.iter().all(|s| (0.0..=1.0).contains(s)), "{:?}", scores);
+                let fused: Vec<f64> =
+                    lexical.iter().zip(&cosines).map(|(&l, &x)| c.fused_evidence(l, x)).collect();
+                for (i, j) in (0..fused.len()).flat_map(|i| (0..fused.len()).map(move |j| (i, j))) {
+                    proptest::prop_assert!(
+                        fused[i] <= fused[j] || scores[i] >= scores[j],
+                        "{:?} scored {:?}", fused, scores
+                    );
+                }
+            }
+        }
+    }
 }
