@@ -8,6 +8,12 @@
 //! Each candidate carries its label, and, for a group of two or more tools, the cosine of each
 //! member name's own vector (`member_cosines`: what `semantic::candidate_texts` embeds).
 //!
+//! A prompt is read as the program reads it: its texts (`embedded::prompt_texts`: the whole
+//! prompt, its first and last paragraph, or the prompt without a paste) encoded in one pass
+//! (`MiniLm::embed_prompt`), each candidate's cosine its best over them; `prompt_vector` is the
+//! first text's, which the need gate reads. So `decision_policy.py`'s figures on these dumps are
+//! `eval`'s.
+//!
 //! `cargo run --release -p pcd-eval --example semantic_features -- SET_DIR tools|mcp MODEL_DIR > out.jsonl`
 
 #![allow(clippy::print_stderr)] // a development tool: timings go to stderr
@@ -104,31 +110,51 @@ fn main() {
                 continue;
             }
             prompts += 1;
-            let p = model.embed(&q.prompt).unwrap();
+            // The prompt's texts as the program reads them (`embedded::prompt_texts`: the whole
+            // prompt, then its first and last paragraph or the prompt without a paste), encoded
+            // in one pass as `MiniLm::embed_prompt` does; the need gate reads the first.
+            let texts = embedded::prompt_texts(&q.prompt);
+            let refs: Vec<&str> = texts.iter().map(AsRef::as_ref).collect();
+            let prompt_vectors = model.embed_prompt(&refs).unwrap();
+            let p = &prompt_vectors[0];
             let lexical = index.scores(&q.prompt);
             let ev = index.candidate_evidence(&q.prompt);
-            // The cosines read the prompt's vector as the adapter moves it; the need gate reads
-            // its own (`prompt_vector` below).
-            let a = semantic::adapted_prompt(&p);
-            let cos: Vec<f64> = vectors.iter().map(|v| semantic::cosine(&a, v)).collect();
-            // Every candidate's fused evidence as the policy reads it (a group's cosine mixing
-            // its whole text's with its best member name's), for its mean and spread over the
-            // whole inventory: how far a candidate stands out from the rest.
+            // The cosines read each text's vector as the adapter moves it, and a candidate keeps
+            // its best over the texts (`semantic::cosines`); a group's mixes its whole text's
+            // with its best member name's, so its `cosine` and `member_cosines` are the text's
+            // whose mix is best (the fit mixes them again).
+            let adapted: Vec<Vec<f32>> = prompt_vectors
+                .iter()
+                .map(|v| semantic::adapted_prompt(v))
+                .collect();
+            let read = |i: usize, a: &[f32]| {
+                let whole = semantic::cosine(a, &vectors[i]);
+                let members: Vec<f64> = member_vectors[i]
+                    .iter()
+                    .map(|v| semantic::cosine(a, v))
+                    .collect();
+                let best = members.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let mixed = if best.is_finite() {
+                    (1.0 - semantic::MEMBER_SHARE) * whole + semantic::MEMBER_SHARE * best
+                } else {
+                    whole
+                };
+                (mixed, whole, members)
+            };
+            let best_read: Vec<(f64, f64, Vec<f64>)> = (0..ev.len())
+                .map(|i| {
+                    adapted
+                        .iter()
+                        .map(|a| read(i, a))
+                        .reduce(|x, y| if y.0 > x.0 { y } else { x })
+                        .expect("a prompt has at least one text")
+                })
+                .collect();
+            // Every candidate's fused evidence as the policy reads it, for its mean and spread
+            // over the whole inventory: how far a candidate stands out from the rest.
             let calibration = semantic::FusedCalibration::shipped(mode);
             let all_fused: Vec<f64> = (0..ev.len())
-                .map(|i| {
-                    let best_member = member_vectors[i]
-                        .iter()
-                        .map(|v| semantic::cosine(&a, v))
-                        .fold(f64::NEG_INFINITY, f64::max);
-                    let mixed = if best_member.is_finite() {
-                        (1.0 - semantic::MEMBER_SHARE) * cos[i]
-                            + semantic::MEMBER_SHARE * best_member
-                    } else {
-                        cos[i]
-                    };
-                    calibration.fused_evidence(lexical[i], mixed)
-                })
+                .map(|i| calibration.fused_evidence(lexical[i], best_read[i].0))
                 .collect();
             let count = all_fused.len().max(1) as f64;
             let fused_mean = all_fused.iter().sum::<f64>() / count;
@@ -149,9 +175,9 @@ fn main() {
                     json!({
                         "members": names[i],
                         "label": cset.candidates[i].label,
-                        "member_cosines": member_vectors[i].iter().map(|v| semantic::cosine(&a, v)).collect::<Vec<f64>>(),
+                        "member_cosines": best_read[i].2,
                         "lexical": lexical[i],
-                        "cosine": cos[i],
+                        "cosine": best_read[i].1,
                         "raw": ev[i].raw,
                         "strength": ev[i].strength,
                         "coverage": ev[i].coverage,
@@ -180,7 +206,9 @@ fn main() {
 /// `semantic_features -- PROMPTS.jsonl [MORE.jsonl ...] MODEL_DIR`: every line's prompt vector,
 /// file after file, with its id and `external` label (`crates/picker/data/need-prompts.jsonl`;
 /// none in the training sets' `queries.jsonl`, whose every prompt asks for a tool), for fitting
-/// the need gate.
+/// the need gate. Each vector is the first of the prompt's texts as the program encodes them
+/// (`MiniLm::embed_prompt`): of a prompt with more than one text, the whole prompt within a share
+/// of the token bound.
 fn prompt_vectors(files: &[String], model_dir: &str) {
     let model = pcd_embed::MiniLm::load(std::path::Path::new(model_dir)).expect("model loads");
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
@@ -192,7 +220,10 @@ fn prompt_vectors(files: &[String], model_dir: &str) {
         let Ok(q) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
         };
-        let p = model.embed(q["prompt"].as_str().unwrap_or("")).unwrap();
+        // The first of the prompt's texts as the program encodes them, what the gate reads.
+        let texts = embedded::prompt_texts(q["prompt"].as_str().unwrap_or(""));
+        let refs: Vec<&str> = texts.iter().map(AsRef::as_ref).collect();
+        let p = model.embed_prompt(&refs).unwrap().swap_remove(0);
         let v: Vec<f32> = p.iter().map(|x| (x * 1e5).round() / 1e5).collect();
         // The shipped gate's logit too, so the fit can check it computes the same.
         let need = pcd_picker::semantic::need_logit(&p);
