@@ -2132,14 +2132,17 @@ mod tests {
                 let c = FusedCalibration::shipped(mode);
                 let scores = fused_scores(&lexical, &cosines, need, local_file, &c);
                 proptest::prop_assert_eq!(scores.len(), lexical.len());
-                proptest::prop_assert!(scores.iter().all(|s| (0.0..=1.0).contains(s)), "{:?}", scores);
+                let in_range = scores.iter().all(|s| (0.0..=1.0).contains(s));
+                proptest::prop_assert!(in_range, "{:?}", scores);
                 let fused: Vec<f64> =
                     lexical.iter().zip(&cosines).map(|(&l, &x)| c.fused_evidence(l, x)).collect();
-                for (i, j) in (0..fused.len()).flat_map(|i| (0..fused.len()).map(move |j| (i, j))) {
-                    proptest::prop_assert!(
-                        fused[i] <= fused[j] || scores[i] >= scores[j],
-                        "{:?} scored {:?}", fused, scores
-                    );
+                for i in 0..fused.len() {
+                    for j in 0..fused.len() {
+                        proptest::prop_assert!(
+                            fused[i] <= fused[j] || scores[i] >= scores[j],
+                            "{:?} scored {:?}", fused, scores
+                        );
+                    }
                 }
             }
         }

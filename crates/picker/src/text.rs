@@ -370,13 +370,13 @@ const MAX_QUOTED_WORDS: usize = 64;
 /// for me: TypeError: Cannot read properties of undefined (reading 'map') at …`. Read whole, such
 /// a prompt's vector is mostly the paste's, and the request is lost in it; read without it, the
 /// request is what remains. What is left out: a quoted span of three words or more of which one
-/// looks like code (`looks_like_code`: an identifier, a path, a call, a version or an error
-/// code) (a quoted sentence is what the user typed: a note, a
-/// title); what follows a word that ends in a colon or a question mark (the rest of its line, or
-/// every line after when that word ends the line) when it holds three words or more, two or more
-/// of them like code and either its first word or two in five of them; and any later line of
-/// which half the words look like code. `None` when nothing was pasted, when fewer than two words of two
-/// letters remain, or when what remains is most of the prompt (more than three quarters of it).
+/// looks like code (`looks_like_code`: an identifier, a path, a call, a version or an error code;
+/// a quoted sentence is what the user typed: a note, a title); what follows a word that ends in a
+/// colon or a question mark (the rest of its line, or every line after when that word ends the
+/// line) when it holds three words or more, two or more of them like code and either its first
+/// word or two in five of them; and any later line of which half the words look like code. `None`
+/// when nothing was pasted, when fewer than two words of two letters remain, or when what remains
+/// is most of the prompt (more than three quarters of it).
 pub fn without_paste(text: &str) -> Option<String> {
     let words: Vec<(usize, &str)> = text
         .split_whitespace()
@@ -724,7 +724,11 @@ mod tests {
             if let Some(request) = without_paste(&prompt) {
                 let mut words = prompt.split_whitespace();
                 for kept in request.split_whitespace() {
-                    proptest::prop_assert!(words.any(|w| w.contains(kept.trim_matches(|c| matches!(c, ':' | ',' | ';' | '-')))), "{request:?} of {prompt:?}");
+                    let kept = kept.trim_matches(|c| matches!(c, ':' | ',' | ';' | '-'));
+                    proptest::prop_assert!(
+                        words.any(|w| w.contains(kept)),
+                        "{request:?} of {prompt:?}"
+                    );
                 }
                 proptest::prop_assert!(request.len() < prompt.trim().len());
             }
