@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Held-out turns of a coding session typed casually (`casual-turns.jsonl`), as evaluation
 folders: what a turn that reads like a follow-up costs, and what a request in that voice gets.
+The same for the held-out tasks (`held-out-tasks.jsonl`: everyday work on the code and requests
+for something outside it, typed every way) with `--file held-out-tasks.jsonl`.
 
-    python3 crates/picker/data/casual_turns.py DIR
+    python3 crates/picker/data/casual_turns.py DIR [--file held-out-tasks.jsonl]
     context-decisions eval --set DIR/small --split all        # examples/inventory.json, 24 tools
     context-decisions eval --set DIR/everyday --split all     # the everyday inventory, 157 tools
 
@@ -11,7 +13,7 @@ a coding-only prompt and every turn that asks for something outside it as a near
 no tool, so `eval` reports how much each kind exposes and what the need gate passes, not needs
 met), and one labelled prompt `eval` needs to run. `--check` checks the file instead: the fields,
 unique ids and prompts, none in an evaluation set, `need-prompts.jsonl` or `local-prompts.jsonl`
-(these turns are kept out of every fit). `need-prompts.md` says how they were written. Python's standard library only.
+(these turns are kept out of every fit), for both files, and none in the other file. `need-prompts.md` says how they were written. Python's standard library only.
 """
 import json
 import shutil
@@ -30,29 +32,35 @@ LABELLED = {'small': ('How hot is it in Rome?', 'weather_now'),
                          'mcp__forgehub__list_issues')}
 
 
-def turns(problems):
-    return [r for _, r in jsonl_rows(HERE / 'casual-turns.jsonl',
+# The held-out files: kept out of every fit, each checked against the other too.
+HELD_OUT = ('casual-turns.jsonl', 'held-out-tasks.jsonl')
+
+
+def turns(problems, name='casual-turns.jsonl'):
+    return [r for _, r in jsonl_rows(HERE / name,
                                      {'id', 'prompt', 'external', 'kind'}, problems.append)]
 
 
 def check():
     problems = []
-    rows = turns(problems)
-    problems += [f"{r['id']}: external is not a boolean" for r in rows
-                 if not isinstance(r['external'], bool)]
-    problems += row_problems(rows, EvalPrompts(files=[HERE / 'need-prompts.jsonl',
-                                                      HERE / 'local-prompts.jsonl'],
-                                               what='an evaluation, need or local prompt'))
-    outside = sum(r['external'] is True for r in rows)
-    print(f'{len(rows)} turns, {outside} asking for something outside the code')
+    for name in HELD_OUT:
+        rows = turns(problems, name)
+        problems += [f"{r['id']}: external is not a boolean" for r in rows
+                     if not isinstance(r['external'], bool)]
+        others = [HERE / n for n in HELD_OUT if n != name]
+        problems += row_problems(rows, EvalPrompts(
+            files=[HERE / 'need-prompts.jsonl', HERE / 'local-prompts.jsonl', *others],
+            what='an evaluation, need, local or other held-out prompt'))
+        outside = sum(r['external'] is True for r in rows)
+        print(f'{name}: {len(rows)} prompts, {outside} asking for something outside the code')
     for p in problems:
         print('PROBLEM:', p)
     return 1 if problems else 0
 
 
-def write(directory):
+def write(directory, name='casual-turns.jsonl'):
     problems = []
-    rows = turns(problems)
+    rows = turns(problems, name)
     if problems:
         sys.exit('\n'.join(problems))
     for name, inventory in INVENTORIES.items():
@@ -75,6 +83,8 @@ def write(directory):
 if __name__ == '__main__':
     if sys.argv[1:] == ['--check']:
         sys.exit(check())
+    if len(sys.argv) == 4 and sys.argv[2] == '--file' and sys.argv[3] in HELD_OUT:
+        sys.exit(write(sys.argv[1], sys.argv[3]))
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     sys.exit(write(sys.argv[1]))
