@@ -13,7 +13,8 @@ a coding-only prompt and every turn that asks for something outside it as a near
 no tool, so `eval` reports how much each kind exposes and what the need gate passes, not needs
 met), and one labelled prompt `eval` needs to run. `--check` checks the file instead: the fields,
 unique ids and prompts, none in an evaluation set, `need-prompts.jsonl` or `local-prompts.jsonl`
-(these turns are kept out of every fit), for both files, and none in the other file. `need-prompts.md` says how they were written. Python's standard library only.
+(these turns are kept out of every fit), for both files, and none in the other file.
+`need-prompts.md` says how they were written. Python's standard library only.
 """
 import json
 import shutil
@@ -58,9 +59,9 @@ def check():
     return 1 if problems else 0
 
 
-def write(directory, name='casual-turns.jsonl'):
+def write(directory, file='casual-turns.jsonl'):
     problems = []
-    rows = turns(problems, name)
+    rows = turns(problems, file)
     if problems:
         sys.exit('\n'.join(problems))
     for name, inventory in INVENTORIES.items():
