@@ -13,7 +13,10 @@ a coding-only prompt and every turn that asks for something outside it as a near
 no tool, so `eval` reports how much each kind exposes and what the need gate passes, not needs
 met), and one labelled prompt `eval` needs to run. `--check` checks the file instead: the fields,
 unique ids and prompts, none in an evaluation set, `need-prompts.jsonl` or `local-prompts.jsonl`
-(these turns are kept out of every fit), for both files, and none in the other file.
+(these turns are kept out of every fit), for both files, and none in the other file; and that
+`held-out-needs.jsonl` labels only the held-out tasks' requests, with tools of the everyday
+inventory. With those labels the everyday folder of the held-out tasks has their labelled
+requests as labelled prompts, so `eval` says whether their needs were met.
 `need-prompts.md` says how they were written. Python's standard library only.
 """
 import json
@@ -54,14 +57,51 @@ def check():
             what='an evaluation, need, local or other held-out prompt'))
         outside = sum(r['external'] is True for r in rows)
         print(f'{name}: {len(rows)} prompts, {outside} asking for something outside the code')
+        inventory, needs = labelled_needs(name, problems)
+        if inventory:
+            problems += needs_problems(rows, needs, INVENTORIES[inventory])
+            print(f'  {len(needs)} of them labelled with the {inventory} inventory\'s tools')
     for p in problems:
         print('PROBLEM:', p)
     return 1 if problems else 0
 
 
+# The held-out tasks' requests labelled with the everyday inventory's tools they need, by hand
+# (`held-out-needs.jsonl`: `{"id", "needs"}`, each need the tools any one of which would do it).
+NEEDS = {'held-out-tasks.jsonl': ('everyday', 'held-out-needs.jsonl')}
+
+
+def labelled_needs(file, problems):
+    """The inventory a held-out file's requests are labelled for, and their needs by id (none for
+    a file without labels)."""
+    if file not in NEEDS:
+        return None, {}
+    inventory, name = NEEDS[file]
+    rows = [r for _, r in jsonl_rows(HERE / name, {'id', 'needs'}, problems.append)]
+    needs = {r['id']: r['needs'] for r in rows}
+    if len(needs) != len(rows):
+        problems.append(f'{name}: an id labelled twice')
+    return inventory, needs
+
+
+def needs_problems(rows, needs, inventory):
+    """What is wrong with a held-out file's labels: an id that is not one of its requests, an
+    empty need, or a tool the inventory lacks."""
+    external = {r['id'] for r in rows if r['external'] is True}
+    tools = {t['name'] for t in json.loads(inventory.read_text(encoding='utf-8'))}
+    out = [f'{i}: labelled but not a request of the file' for i in needs if i not in external]
+    for i, row in needs.items():
+        if not row or not all(isinstance(n, list) and n for n in row):
+            out.append(f'{i}: an empty need')
+            continue
+        out += [f'{i}: no tool {t!r} in the inventory' for n in row for t in n if t not in tools]
+    return out
+
+
 def write(directory, file='casual-turns.jsonl'):
     problems = []
     rows = turns(problems, file)
+    labelled_for, needs = labelled_needs(file, problems)
     if problems:
         sys.exit('\n'.join(problems))
     for name, inventory in INVENTORIES.items():
@@ -69,11 +109,19 @@ def write(directory, file='casual-turns.jsonl'):
         out.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(inventory, out / 'tools.json')
         prompt, tool = LABELLED[name]
-        labelled = {'id': f'{name}-q', 'prompt': prompt, 'relevant_tools': [tool],
-                    'needs': [[tool]]}
-        (out / 'queries.jsonl').write_text(json.dumps(labelled) + '\n')
+        queries = [{'id': f'{name}-q', 'prompt': prompt, 'relevant_tools': [tool],
+                    'needs': [[tool]]}]
+        labels = needs if name == labelled_for else {}
+        # A labelled request is a query, so `eval` says whether its needs were met.
+        queries += [{'id': r['id'], 'prompt': r['prompt'],
+                     'relevant_tools': sorted({t for need in labels[r['id']] for t in need}),
+                     'needs': labels[r['id']]} for r in rows if r['id'] in labels]
+        (out / 'queries.jsonl').write_text(
+            ''.join(json.dumps(q, ensure_ascii=False) + '\n' for q in queries))
         with open(out / 'irrelevance.jsonl', 'w') as f:
             for r in rows:
+                if r['id'] in labels:
+                    continue
                 kind = 'near-miss' if r['external'] else 'coding'
                 f.write(json.dumps({'id': r['id'], 'prompt': r['prompt'], 'relevant_tools': [],
                                     'kind': kind}, ensure_ascii=False) + '\n')
