@@ -133,13 +133,8 @@ fn main() {
                     .iter()
                     .map(|v| semantic::cosine(a, v))
                     .collect();
-                let best = members.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let mixed = if best.is_finite() {
-                    (1.0 - semantic::MEMBER_SHARE) * whole + semantic::MEMBER_SHARE * best
-                } else {
-                    whole
-                };
-                (mixed, whole, members)
+                let best = members.iter().copied().reduce(f64::max);
+                (semantic::mixed_cosine(whole, best), whole, members)
             };
             let best_read: Vec<(f64, f64, Vec<f64>)> = (0..ev.len())
                 .map(|i| {

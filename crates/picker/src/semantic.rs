@@ -234,9 +234,18 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
 /// the best member's does not.
 pub const MEMBER_SHARE: f64 = 0.5;
 
+/// A candidate's cosine from its whole text's and, for a group, its best member name's: the two
+/// mixed by [`MEMBER_SHARE`]; a tool's (no member) is its whole text's.
+pub fn mixed_cosine(whole: f64, best_member: Option<f64>) -> f64 {
+    match best_member {
+        Some(best) => (1.0 - MEMBER_SHARE) * whole + MEMBER_SHARE * best,
+        None => whole,
+    }
+}
+
 /// The cosine of a candidate's vector ([`candidate_vectors`]) with a unit vector: a tool's is
 /// [`cosine`]'s; a group's mixes its whole text's with its best member name's
-/// ([`MEMBER_SHARE`]). 0 when the vector is not whole unit vectors of `unit`'s dimension.
+/// ([`mixed_cosine`]). 0 when the vector is not whole unit vectors of `unit`'s dimension.
 fn candidate_cosine(unit: &[f32], candidate: &[f32]) -> f64 {
     let d = unit.len();
     if d == 0 || candidate.len() % d != 0 {
@@ -244,10 +253,7 @@ fn candidate_cosine(unit: &[f32], candidate: &[f32]) -> f64 {
     }
     let mut chunks = candidate.chunks_exact(d).map(|v| cosine_with_unit(unit, v));
     let whole = chunks.next().unwrap_or(0.0);
-    match chunks.reduce(f64::max) {
-        Some(best_member) => (1.0 - MEMBER_SHARE) * whole + MEMBER_SHARE * best_member,
-        None => whole,
-    }
+    mixed_cosine(whole, chunks.reduce(f64::max))
 }
 
 /// Each candidate's cosine: its best with the prompt's vectors (the texts
