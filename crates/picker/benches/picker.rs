@@ -241,6 +241,14 @@ fn benches(crit: &mut Criterion) {
     crit.bench_function("prompt texts, a 2,000-character prompt with a paste", |b| {
         b.iter(|| embedded::prompt_texts(black_box(pasted)))
     });
+    // The same bound, every word a web address (`text::links_as_pages` reads each as a page).
+    let links =
+        "see https://user:pw@docs.example.org:8443/api/v2/limits/index.html?x=1#top ".repeat(40);
+    let links = &links[..2_000];
+    crit.bench_function(
+        "prompt texts, a 2,000-character prompt of web addresses",
+        |b| b.iter(|| embedded::prompt_texts(black_box(links))),
+    );
     let thousand = synthetic(1_000);
     crit.bench_function("decision requests, 1,000 candidates", |b| {
         b.iter(|| build_requests(black_box(prompt), black_box(&thousand), 50))

@@ -2,9 +2,11 @@
 """Held-out turns of a coding session typed casually (`casual-turns.jsonl`), as evaluation
 folders: what a turn that reads like a follow-up costs, and what a request in that voice gets.
 The same for the held-out tasks (`held-out-tasks.jsonl`: everyday work on the code and requests
-for something outside it, typed every way) with `--file held-out-tasks.jsonl`.
+for something outside it, typed every way) with `--file held-out-tasks.jsonl`, and for the
+held-out prompts with a web address in them (`held-out-links.jsonl`) with `--file
+held-out-links.jsonl`.
 
-    python3 crates/picker/data/casual_turns.py DIR [--file held-out-tasks.jsonl]
+    python3 crates/picker/data/casual_turns.py DIR [--file held-out-tasks.jsonl|held-out-links.jsonl]
     context-decisions eval --set DIR/small --split all        # examples/inventory.json, 24 tools
     context-decisions eval --set DIR/everyday --split all     # the everyday inventory, 157 tools
 
@@ -14,9 +16,9 @@ no tool, so `eval` reports how much each kind exposes and what the need gate pas
 met), and one labelled prompt `eval` needs to run. `--check` checks the file instead: the fields,
 unique ids and prompts, none in an evaluation set, `need-prompts.jsonl` or `local-prompts.jsonl`
 (these turns are kept out of every fit), for both files, and none in the other file; and that
-`held-out-needs.jsonl` labels only the held-out tasks' requests, with tools of the everyday
-inventory. With those labels the everyday folder of the held-out tasks has their labelled
-requests as labelled prompts, so `eval` says whether their needs were met.
+`held-out-needs.jsonl` (`held-out-links-needs.jsonl`) labels only the held-out tasks' (links')
+requests, with tools of the everyday inventory. With those labels the everyday folder has the
+labelled requests as labelled prompts, so `eval` says whether their needs were met.
 `need-prompts.md` says how they were written. Python's standard library only.
 """
 import json
@@ -37,7 +39,7 @@ LABELLED = {'small': ('How hot is it in Rome?', 'weather_now'),
 
 
 # The held-out files: kept out of every fit, each checked against the other too.
-HELD_OUT = ('casual-turns.jsonl', 'held-out-tasks.jsonl')
+HELD_OUT = ('casual-turns.jsonl', 'held-out-tasks.jsonl', 'held-out-links.jsonl')
 
 
 def turns(problems, name='casual-turns.jsonl'):
@@ -68,7 +70,8 @@ def check():
 
 # The held-out tasks' requests labelled with the everyday inventory's tools they need, by hand
 # (`held-out-needs.jsonl`: `{"id", "needs"}`, each need the tools any one of which would do it).
-NEEDS = {'held-out-tasks.jsonl': ('everyday', 'held-out-needs.jsonl')}
+NEEDS = {'held-out-tasks.jsonl': ('everyday', 'held-out-needs.jsonl'),
+         'held-out-links.jsonl': ('everyday', 'held-out-links-needs.jsonl')}
 
 
 def labelled_needs(file, problems):

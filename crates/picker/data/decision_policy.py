@@ -57,8 +57,9 @@ The test halves are read only with TEST=1, to print them after the fit.
 Usage: MODES=tools|mcp python3 decision_policy.py DUMP_DIR [--write]
 `--write` writes the need gate this run fits (`need-gate.rs`), the one its calibration weights
 are fitted against; ship it with them (the run warns when the shipped gate differs). The shipped
-gate: `MODES=tools HYBRID=1 FACTOR_FUSED=1 ITER=0 START=<the shipped tools weights> ... --write`
-on the dumps of the shipped tools weights (`ITER=0`: no search, the gate alone).
+gate: `MODES=tools HYBRID=1 FACTOR_FUSED=1 ITER=0 GATE_LAMBDA=0.1 START=<the shipped tools
+weights> ... --write` on the dumps of the shipped tools weights (`ITER=0`: no search, the gate
+alone; `GATE_LAMBDA`: the regularisation, `LAMBDAS`).
 With `PARAPHRASE=W` the everyday set's paraphrase slice (prompts sharing no word with their
 tools) is counted once more on its own, W times the set's weight (0: not, as shipped).
 With `SMALL=DIR` the small inventories of `small_inventories.py DIR` (dumped like the rest, as
@@ -448,6 +449,15 @@ def f16(X):
     return np.asarray(X, np.float32).astype(np.float16).astype(np.float32)
 
 
+# The need gate's regularisation, chosen from `LAMBDAS` by the out-of-fold log loss unless
+# `GATE_LAMBDA` sets it: as shipped, 0.1, what the loss chose until the prompts with a web
+# address (`link-request`, `link-code`) came in; with them it chose 0.3 by 0.0013 of log loss,
+# and the gate moved on prompts without an address too (`BENCHMARKS.md`, "Issue 31: a prompt
+# with a web address").
+LAMBDAS = ([float(os.environ['GATE_LAMBDA'])] if 'GATE_LAMBDA' in os.environ
+           else [0.1, 0.3, 1, 3])
+
+
 def fit_gate():
     """The need gate: fitted on the need prompts and the tune halves (and on the training sets'
     requests at `REQUESTS_WEIGHT` each, when that is not 0); the regularisation chosen by the
@@ -469,7 +479,7 @@ def fit_gate():
         return fit_logistic(Xf, yf, lam, sw)
 
     best = None
-    for lam in [0.1, 0.3, 1, 3]:
+    for lam in LAMBDAS:
         oof = np.zeros(len(y))
         for f in range(5):
             w, b = fit(folds != f, lam)

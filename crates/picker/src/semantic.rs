@@ -688,6 +688,13 @@ fn need_neighbours(prompt: &[f32], request_similarities: Option<&[f32]>) -> Opti
 /// held-out casual turns, and requests about the code typed at `pick`) 0.953 against the linear
 /// gate's 0.926 (`BENCHMARKS.md`, "Issue 31: the need gate reads the prompts it resembles").
 ///
+/// A prompt is read with each web address in it as the page it names
+/// ([`text::links_as_pages`](crate::text::links_as_pages)), and the need prompts hold 200 with an
+/// address (`link-request`, `link-code`), fitted at the regularisation shipped before them: read
+/// as typed, the gate passed 62% of the held-out prompts about the code with an address and held
+/// back requests built around one ("summarize https://…"); with both, 13% and the requests
+/// pass (`BENCHMARKS.md`, "Issue 31: a prompt with a web address").
+///
 /// It is the gate the calibrations are fitted against: `decision_policy.py` fits both, and warns
 /// when the shipped gate is not its own. `None` when the vector is not a unit vector of the
 /// gate's dimension.
@@ -1359,15 +1366,22 @@ mod tests {
     }
 
     /// A prompt that is one of the bank's reads as its side by its neighbours (its own vector is
-    /// one of them, at 1): every external one, and all but a few of the local ones, whose
-    /// nearest prompts include external ones in the same words ("the slack notifier code").
+    /// one of them, at 1): all but one in a hundred of the external ones, and all but a few of
+    /// the local ones, whose nearest prompts include external ones in the same words ("the slack
+    /// notifier code"). Both sides hold prompts written close on purpose ("get the weather in
+    /// berlin, I'm testing the forecast widget against real data" among the external ones, a
+    /// fixture that fakes a forecast endpoint among the local ones).
     #[test]
     fn a_prompt_reads_as_the_side_of_the_need_prompts_it_resembles() {
         let examples = need_examples().expect("decoded");
-        for i in 0..examples.external.len() {
-            let near = need_neighbours(&examples.external.vector(i), None).unwrap();
-            assert!(near > 0.0, "external {i}: {near}");
-        }
+        let external = examples.external.len();
+        let as_external = (0..external)
+            .filter(|&i| need_neighbours(&examples.external.vector(i), None).unwrap() > 0.0)
+            .count();
+        assert!(
+            as_external * 100 >= external * 99,
+            "{as_external} of {external}"
+        );
         let local = examples.local.len();
         let as_local = (0..local)
             .filter(|&i| need_neighbours(&examples.local.vector(i), None).unwrap() < 0.0)

@@ -315,7 +315,8 @@ pub fn blocks(prompt: &str) -> Vec<&str> {
 /// The texts of a prompt read on their own: the prompt itself, then, when it has more than one
 /// [block](blocks), those blocks (the first and the last), or, when it is one block with
 /// something pasted into it, the prompt [without what was pasted](without_paste) (so never more
-/// than three). The embedded scorer reads them of the part a request carries
+/// than three), each with its web addresses read as the pages they name ([`links_as_pages`]).
+/// The embedded scorer reads them of the part a request carries
 /// ([`crate::embedded::prompt_texts`]).
 pub(crate) fn prompt_texts(prompt: &str) -> Vec<Cow<'_, str>> {
     let parts = blocks(prompt);
@@ -326,6 +327,93 @@ pub(crate) fn prompt_texts(prompt: &str) -> Vec<Cow<'_, str>> {
         texts.push(Cow::Owned(request));
     }
     texts
+        .into_iter()
+        .map(|text| match text {
+            Cow::Borrowed(text) => links_as_pages(text),
+            Cow::Owned(text) => Cow::Owned(links_as_pages(&text).into_owned()),
+        })
+        .collect()
+}
+
+/// At most how many words of a web address's path [`links_as_pages`] keeps.
+const MAX_LINK_WORDS: usize = 8;
+
+/// `text` with each web address in it (a word, or the rest of a word, from `http://`,
+/// `https://` or `www.`) read as the page it names: `the web page URL HOST (WORDS)`, the host
+/// without its user, password and port, the words of the path (letters only, two or more, the
+/// last segment's ending dropped, at most [`MAX_LINK_WORDS`]) in brackets when there are any,
+/// and nothing of the query or the fragment. Read as it is typed, an address is a run of
+/// pieces that look like code (`/2024/11/28/Rust-1.83.0.html`, `3f2a9c1b`), and a request built
+/// around one ("summarize https://…", "grab https://… and check it's safe") read as work on the
+/// code: the need gate passed neither. The host and the path's words are what the address says
+/// about the page, and "URL" is the word a tool that takes one uses for it. Borrowed when `text`
+/// has no address; pure.
+pub fn links_as_pages(text: &str) -> Cow<'_, str> {
+    let starts = |rest: &str| {
+        let b = rest.as_bytes();
+        let has = |p: &[u8]| b.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p));
+        has(b"http://") || has(b"https://") || has(b"www.")
+    };
+    // Where an address starts: at a word's start or after what opens it (`(`, a quote, `=`).
+    let at = |i: usize| {
+        text[..i]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric() && !matches!(c, '.' | '-' | '_' | '/'))
+            && starts(&text[i..])
+    };
+    let Some(first) = text.char_indices().map(|(i, _)| i).find(|&i| at(i)) else {
+        return Cow::Borrowed(text);
+    };
+    let mut out = String::with_capacity(text.len() + 32);
+    let mut from = 0;
+    let mut i = first;
+    while i < text.len() {
+        if !at(i) {
+            i += text[i..].chars().next().map_or(1, char::len_utf8);
+            continue;
+        }
+        // The address runs to whitespace, a quote or a closing bracket; trailing punctuation is
+        // the sentence's.
+        let len = text[i..]
+            .find(|c: char| c.is_whitespace() || "\"'`<>()[]{}".contains(c))
+            .unwrap_or(text.len() - i);
+        let link = text[i..i + len].trim_end_matches(['.', ',', ';', ':', '!', '?']);
+        out.push_str(&text[from..i]);
+        out.push_str(&page_of(link));
+        i += link.len().max(1);
+        from = i;
+    }
+    out.push_str(&text[from..]);
+    Cow::Owned(out)
+}
+
+/// What [`links_as_pages`] reads a web address as.
+fn page_of(link: &str) -> String {
+    let link = link.split_once("://").map_or(link, |(_, rest)| rest);
+    let link = link.split(['?', '#']).next().unwrap_or(link);
+    let (authority, path) = link.split_once('/').unwrap_or((link, ""));
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    let host = host.split(':').next().unwrap_or(host);
+    let mut segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    if let Some(last) = segments.last_mut() {
+        if let Some((stem, _)) = last.rsplit_once('.') {
+            *last = stem;
+        }
+    }
+    let words: Vec<&str> = segments
+        .iter()
+        .flat_map(|s| s.split(|c: char| !c.is_alphabetic()))
+        .filter(|w| w.chars().nth(1).is_some())
+        .take(MAX_LINK_WORDS)
+        .collect();
+    if host.is_empty() {
+        "a web page URL".to_owned()
+    } else if words.is_empty() {
+        format!("the web page URL {host}")
+    } else {
+        format!("the web page URL {host} ({})", words.join(" "))
+    }
 }
 
 /// Quotes that open a quoted span, each with the one that closes it.
@@ -744,5 +832,90 @@ mod tests {
         let read = blocks(&prompt);
         assert_eq!(read.len(), MAX_PROMPT_BLOCKS);
         assert!(read[0].contains("number 1") && read[1].contains("number 7"));
+    }
+
+    #[test]
+    fn a_web_address_is_read_as_the_page_it_names() {
+        assert_eq!(
+            links_as_pages("summarize https://blog.rust-lang.org/2024/11/28/Rust-1.83.0.html"),
+            "summarize the web page URL blog.rust-lang.org (Rust)"
+        );
+        assert_eq!(
+            links_as_pages("review https://github.com/acme/web/pull/2291, esp. the cookie bit"),
+            "review the web page URL github.com (acme web pull), esp. the cookie bit"
+        );
+        // Host without user, password or port; nothing of the query or the fragment.
+        assert_eq!(
+            links_as_pages("open http://me:hunter2@localhost:5173/login?next=/a#top now"),
+            "open the web page URL localhost (login) now"
+        );
+        // A secret in the query or the user part is not read.
+        let read = links_as_pages("see https://bot:t0ps3cret@ci.acme.dev/runs/7?token=s3cr3t&x=1");
+        assert_eq!(read, "see the web page URL ci.acme.dev (runs)");
+        assert_eq!(
+            links_as_pages("just http:// here"),
+            "just a web page URL here"
+        );
+        assert_eq!(
+            links_as_pages("tldr www.example.org."),
+            "tldr the web page URL www.example.org."
+        );
+        // In brackets, quotes and calls; twice; upper case.
+        assert_eq!(
+            links_as_pages("fetch('HTTPS://api.acme.dev/v2/users') and (http://x.io/ab_cd)"),
+            "fetch('the web page URL api.acme.dev (users)') and (the web page URL x.io (ab cd))"
+        );
+    }
+
+    #[test]
+    fn a_prompt_without_a_web_address_is_read_as_it_is() {
+        for prompt in [
+            "fix the retry loop in src/net/http.rs",
+            "what does notahttp://thing mean",
+            "the docs/www.old folder is stale",
+            "",
+            "https:/one-slash and http: and www",
+        ] {
+            let read = links_as_pages(prompt);
+            assert!(matches!(read, Cow::Borrowed(_)), "{prompt:?} -> {read:?}");
+        }
+        // A bare `www.` host is an address.
+        assert_eq!(
+            links_as_pages("is www.example.org up"),
+            "is the web page URL www.example.org up"
+        );
+    }
+
+    #[test]
+    fn a_web_address_keeps_at_most_a_few_words_of_its_path() {
+        let long = format!("read https://x.dev/{}", ["word"; 40].join("/"));
+        let read = links_as_pages(&long);
+        assert_eq!(read.matches("word").count(), MAX_LINK_WORDS);
+    }
+
+    proptest::proptest! {
+        /// Whatever is typed, reading addresses as pages never panics, keeps what is not an
+        /// address, and leaves nothing of a query string.
+        #[test]
+        fn links_as_pages_keeps_the_rest_of_the_prompt(
+            before in "[a-zA-Z .,]{0,20}",
+            link in "(https?://|www\\.)[a-z0-9.:@/_?=&#%-]{0,40}",
+            after in "[a-zA-Z .,]{0,20}",
+        ) {
+            let prompt = format!("{before} {link} {after}");
+            let read = links_as_pages(&prompt);
+            proptest::prop_assert!(read.starts_with(&format!("{before} ")), "{read:?}");
+            proptest::prop_assert!(read.ends_with(&format!(" {after}")), "{read:?}");
+            proptest::prop_assert!(read.contains("web page"), "{read:?}");
+        }
+
+        /// Any text at all: no panic, and what has no address is borrowed as it is.
+        #[test]
+        fn links_as_pages_never_panics(text in "\\PC{0,60}") {
+            let read = links_as_pages(&text);
+            if matches!(read, Cow::Borrowed(_)) {
+                proptest::prop_assert_eq!(read.as_ref(), text.as_str());
+            }
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! Fuzzes the embedded scorer on what every user turn and every third-party tool brings: a
 //! prompt (pasted logs, code, any script) and the candidates' names and descriptions. Never a
 //! panic, and:
-//! - the prompt's texts are one to three, the first exactly what a request carries of it;
+//! - the prompt's texts are one to three, the first what a request carries of it, its web
+//!   addresses read as the pages they name (`text::links_as_pages`);
 //! - the prompt read without a paste is some of its words, in order, and never all of it;
 //! - the lexical scores and the evidence are one per candidate, every score in [0, 1], and the
 //!   scores as the fusion reads them (`lexical_as_fitted`) keep their order and their zeros;
@@ -47,7 +48,8 @@ fuzz_target!(|data: &[u8]| {
     let latest = request::latest_text(prompt);
     let texts = embedded::prompt_texts(prompt);
     assert!((1..=3).contains(&texts.len()), "{} texts", texts.len());
-    assert_eq!(texts[0], latest);
+    // The first text is what a request carries, its web addresses read as the pages they name.
+    assert_eq!(texts[0], text::links_as_pages(latest));
     if let Some(request) = text::without_paste(latest) {
         assert!(request.len() < latest.trim().len());
         let mut words = latest.split_whitespace();
