@@ -75,7 +75,10 @@ own, `sigmoid(scale x logit + bias)`, that multiplies the candidate's score; wit
 The shipped weights (`src/semantic.rs`), each from the weights shipped before (`START=`):
 - tools: `MODES=tools HYBRID=1 FACTOR_FUSED=1 SMALL=DIR SMALL_WEIGHT=3 SMALL_EXP_TOOLS=6
   SMALL_IRR_TOOLS=6 SMALL_CODING_TOOLS=0.8 AS_FITTED=0 KEEP=10 ITER=3000 TIE_MIN=0.6
-  LOCAL=DIR LOCAL_CODING_TOOLS=0.35 LOCAL_MET=3`, on the dumps below and the local prompts'
+  LOCAL=DIR LOCAL_CODING_TOOLS=0.35 LOCAL_MET=3` (the gate shipped since the need prompts with
+  a web address: the same with `ITER=0 GATE_LAMBDA=0.1 --write`, on dumps written with the
+  addresses read as pages; the weights were not refitted against it, `BENCHMARKS.md`, "Issue 31:
+  a prompt with a web address"), on the dumps below and the local prompts'
   (`need.jsonl` written again with the requests about the code and the turns that open like a
   follow-up; the local folders with those turns' local ones), with `--write` (the gate
   that reads the prompts it resembles; `BENCHMARKS.md`, "Issue 31: the need gate reads the

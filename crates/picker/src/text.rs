@@ -894,8 +894,9 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Whatever is typed, reading addresses as pages never panics, keeps what is not an
-        /// address, and leaves nothing of a query string.
+        /// Whatever is typed around an address, reading it as a page never panics, keeps what is
+        /// not the address as it was, and reads the address as a web page (the query string, the
+        /// user and the port left out: `a_web_address_is_read_as_the_page_it_names`).
         #[test]
         fn links_as_pages_keeps_the_rest_of_the_prompt(
             before in "[a-zA-Z .,]{0,20}",
