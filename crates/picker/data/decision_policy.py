@@ -62,6 +62,11 @@ weights> ... --write` on the dumps of the shipped tools weights (`ITER=0`: no se
 alone; `GATE_LAMBDA`: the regularisation, `LAMBDAS`).
 With `PARAPHRASE=W` the everyday set's paraphrase slice (prompts sharing no word with their
 tools) is counted once more on its own, W times the set's weight (0: not, as shipped).
+With `MASS=T` the candidate's logit has one more term, the share of the plausible set ranked
+above it (the softmax of the fused evidence of the dumped 40 best at temperature T, summed over
+those above it; its weight never positive, inserted ninth, and the tie reads the logit without
+it); tried and not shipped (`BENCHMARKS.md`, "Issue 31: how much of the plausible set ranks
+above, tried").
 With `SMALL=DIR` the small inventories of `small_inventories.py DIR` (dumped like the rest, as
 `DUMP_DIR/small-K-SEED-MODE.jsonl`) are fitted too, with their own budgets (`SMALL_*`). With
 `LOCAL=DIR` prompts about the code on two inventories (`local_prompts.py DIR SMALL_DIR`: the
@@ -263,6 +268,13 @@ FREE_RANK = os.environ.get('FREE_RANK') == '1'
 STANDOUT = os.environ.get('STANDOUT') == '1'
 if STANDOUT:
     NAMES.append('standout')
+# With `MASS=T`, the share of the prompt's plausible candidates ranked above this one: the
+# softmax of the fused evidence at temperature T over the dumped candidates (the fused ranking's
+# 40 best), summed over those above it (0 for the best). A best that stands alone leaves little
+# for the rest; a best among many near it leaves them most of it. Tried, not shipped.
+MASS = float(os.environ.get('MASS', '0'))
+if MASS:
+    NAMES.append('mass_above')
 
 
 def cosine_of(c):
@@ -565,6 +577,9 @@ def prep(name, mode, split, gate):
                        math.log(p['candidates_total']), math.log(1 + i)]
                 if STANDOUT:
                     row.append((fused[i] - p['fused_mean']) / max(p['fused_std'], 1e-3))
+                if MASS:
+                    e = np.exp((np.array(fused) - fused[0]) / MASS)
+                    row.append(float(e[:i].sum() / e.sum()))
                 X[j, i] = row
                 valid[j, i] = True
         needs.append([[i for i, c in enumerate(cs) if set(c['members']) & set(n)]
@@ -588,11 +603,20 @@ FACTOR_FUSED = os.environ.get('FACTOR_FUSED') == '1'
 FACTOR_FUSED_AT = len(NAMES) + (4 if HYBRID else 3)
 
 
-def tied_scores(d, z, tie):
+def tied_scores(d, z, tie, mass=None):
     """Each candidate's score from its logit `z`: candidates within `tie` of the best take the
     best's score, less a sliver that keeps their order; no candidate past the tie scores above a
-    tied one."""
+    tied one. With `mass` (the `MASS` term of each candidate's logit), the tie is read without
+    it: siblings that fit about equally well share the choice, the share above one of them is
+    no evidence against it."""
     z = np.where(d['valid'], z, -np.inf)
+    if mass is not None:
+        zt = np.where(d['valid'], z - mass, -np.inf)
+        top = zt.max(axis=1, keepdims=True)
+        tied = d['valid'] & (top - zt <= max(tie, 0))
+        s = np.where(d['valid'], 1 / (1 + np.exp(-z)), 0.0)
+        below_best = 1 / (1 + np.exp(-top)) - 1e-6 * (top - zt)
+        return np.where(tied, below_best, np.minimum(s, below_best))
     top = z.max(axis=1, keepdims=True)
     tied = d['valid'] & (top - z <= max(tie, 0))
     s = np.where(d['valid'], 1 / (1 + np.exp(-z)), 0.0)
@@ -602,8 +626,11 @@ def tied_scores(d, z, tie):
 
 def scores(d, w):
     F = len(NAMES)
+    # The `MASS` term of each candidate's logit, which the tie does not read.
+    at = NAMES.index('mass_above') if MASS else None
+    mass = d['X'][:, :, at] * w[1 + at] if MASS else None
     if not (HYBRID or PRODUCT):
-        return tied_scores(d, d['X'] @ w[1:F + 1] + w[0], w[-1])
+        return tied_scores(d, d['X'] @ w[1:F + 1] + w[0], w[-1], mass)
     if HYBRID:
         # The candidate's logit as without a factor (the gate's logit one of its terms), times
         # the need factor: `sigmoid(scale x the gate's logit + bias)`.
@@ -620,7 +647,7 @@ def scores(d, w):
         # read of the turn's opening.
         arg = arg + w[FACTOR_FUSED_AT] * d['X'][:, :, NAMES.index('best_fused')]
     factor = 1 / (1 + np.exp(-arg))
-    return np.where(d['valid'], tied_scores(d, z, w[F + 1]) * factor, 0.0)
+    return np.where(d['valid'], tied_scores(d, z, w[F + 1], mass) * factor, 0.0)
 
 
 def metrics(d, w, thr=THRESHOLD):
@@ -772,7 +799,11 @@ def search(D, best, iterations, seed):
             cand[0] = recentred_bias(cand[0], best[at], cand[at])
         cand[2] = max(cand[2], 0)  # evidence adds, never subtracts
         if STANDOUT:
-            cand[len(NAMES)] = max(cand[len(NAMES)], 0)
+            at = 1 + NAMES.index('standout')
+            cand[at] = max(cand[at], 0)
+        if MASS:
+            at = 1 + NAMES.index('mass_above')
+            cand[at] = min(cand[at], 0)  # more above, less likely
         cand[rank_at] = min(cand[rank_at], 0)  # never positive: the order stays the fused one
         tie_at = len(NAMES) + 1
         cand[tie_at] = max(cand[tie_at], TIE_MIN)  # near-tied siblings share the choice
@@ -889,6 +920,11 @@ def main():
         start = np.array([float(x) for x in os.environ['START'].split(',')])
     if STANDOUT and len(start) == len(NAMES) + 1:
         start = np.concatenate([start[:-1], [0.0], start[-1:]])
+    if MASS and len(start) in (len(NAMES) + 1, len(NAMES) + 3, len(NAMES) + 4):
+        # The weights before the term: it starts at `MASS_START` (0 unless set), before the
+        # tie.
+        start = np.concatenate([start[:len(NAMES)], [float(os.environ.get('MASS_START', '0'))],
+                                start[len(NAMES):]])
     if HYBRID and len(start) == len(NAMES) + 2:
         start = np.concatenate([start, [1.0, 3.0]])
     if FACTOR_FUSED and len(start) == FACTOR_FUSED_AT:
