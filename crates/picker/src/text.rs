@@ -336,7 +336,7 @@ pub(crate) fn prompt_texts(prompt: &str) -> Vec<Cow<'_, str>> {
 }
 
 /// At most how many words of a web address's path [`links_as_pages`] keeps.
-const MAX_LINK_WORDS: usize = 8;
+pub const MAX_LINK_WORDS: usize = 8;
 
 /// `text` with each web address in it (a word, or the rest of a word, from `http://`,
 /// `https://` or `www.`) read as the page it names: `the web page URL HOST (WORDS)`, the host
