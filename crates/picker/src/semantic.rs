@@ -486,11 +486,11 @@ fn example_requests() -> Option<&'static ExampleRequests> {
 /// needed (invented servers and extensions, no evaluation set's prompt or tool, and never the
 /// user's candidates: they pull toward where such tools lie, whoever provides them), written by
 /// `crates/picker/data/example_requests.py`, which has the sweep behind the constants. Each
-/// example's prompt is read as a prompt is ([`embedded::prompt_texts`](crate::embedded::prompt_texts)'
-/// first text, its web addresses as the pages they name), so a request with an address meets
-/// the examples with one on the same terms (`BENCHMARKS.md`, "Issue 31: the example requests
-/// read as a prompt is"). A prompt
-/// like no example, or a vector not of the model's dimension, is returned as `adapted` is.
+/// example's prompt is read as a prompt is (the first text of
+/// [`embedded::prompt_texts`](crate::embedded::prompt_texts), its web addresses as the pages
+/// they name), so a request with an address meets the examples with one on the same terms
+/// (`BENCHMARKS.md`, "Issue 31: the example requests read as a prompt is"). A prompt like no
+/// example, or a vector not of the model's dimension, is returned as `adapted` is.
 pub fn toward_example_requests(prompt: &[f32], adapted: Vec<f32>) -> Vec<f32> {
     toward_example_requests_from(prompt, adapted, None)
 }
