@@ -330,7 +330,11 @@ pub(crate) fn prompt_texts(prompt: &str) -> Vec<Cow<'_, str>> {
         .into_iter()
         .map(|text| match text {
             Cow::Borrowed(text) => links_as_pages(text),
-            Cow::Owned(text) => Cow::Owned(links_as_pages(&text).into_owned()),
+            // An owned text without an address is kept, not copied.
+            Cow::Owned(text) => match links_as_pages(&text) {
+                Cow::Owned(read) => Cow::Owned(read),
+                Cow::Borrowed(_) => Cow::Owned(text),
+            },
         })
         .collect()
 }
@@ -770,6 +774,16 @@ mod tests {
         // The prompt's texts: the prompt whole, then the request alone.
         let prompt = "search online for \"error[E0502]: cannot borrow `self.items` as mutable\"";
         assert_eq!(prompt_texts(prompt), [prompt, "search online for"]);
+        // Each text with its web addresses read as pages, the request without the paste too.
+        let prompt = "check https://doc.rust-lang.org/error_codes for \"error[E0502]: cannot \
+                      borrow `self.items` as mutable\"";
+        let texts = prompt_texts(prompt);
+        assert_eq!(texts.len(), 2, "{texts:?}");
+        assert_eq!(texts[0], links_as_pages(prompt));
+        assert_eq!(
+            texts[1],
+            "check the web page URL doc.rust-lang.org (error codes) for"
+        );
     }
 
     #[test]
