@@ -571,6 +571,10 @@ def prep(name, mode, split, gate):
         G = gate(p)
         if cs:
             fused = [fused_of(c) for c in cs]
+            if MASS:
+                # Each candidate's share of the softmax ranked above it, in one pass.
+                e = np.exp((np.array(fused) - fused[0]) / MASS)
+                above = (np.cumsum(e) - e) / e.sum()
             bf, bc = max(fused), max(cosine_of(c) for c in cs)
             for i, c in enumerate(cs):
                 row = [G, fused[i], bc, bf, 1.0 if p['local_file'] else 0.0,
@@ -578,8 +582,7 @@ def prep(name, mode, split, gate):
                 if STANDOUT:
                     row.append((fused[i] - p['fused_mean']) / max(p['fused_std'], 1e-3))
                 if MASS:
-                    e = np.exp((np.array(fused) - fused[0]) / MASS)
-                    row.append(float(e[:i].sum() / e.sum()))
+                    row.append(float(above[i]))
                 X[j, i] = row
                 valid[j, i] = True
         needs.append([[i for i, c in enumerate(cs) if set(c['members']) & set(n)]
@@ -610,17 +613,12 @@ def tied_scores(d, z, tie, mass=None):
     it: siblings that fit about equally well share the choice, the share above one of them is
     no evidence against it."""
     z = np.where(d['valid'], z, -np.inf)
-    if mass is not None:
-        zt = np.where(d['valid'], z - mass, -np.inf)
-        top = zt.max(axis=1, keepdims=True)
-        tied = d['valid'] & (top - zt <= max(tie, 0))
-        s = np.where(d['valid'], 1 / (1 + np.exp(-z)), 0.0)
-        below_best = 1 / (1 + np.exp(-top)) - 1e-6 * (top - zt)
-        return np.where(tied, below_best, np.minimum(s, below_best))
-    top = z.max(axis=1, keepdims=True)
-    tied = d['valid'] & (top - z <= max(tie, 0))
+    # The logit the tie reads (`z` itself without `mass`).
+    zt = z if mass is None else np.where(d['valid'], z - mass, -np.inf)
+    top = zt.max(axis=1, keepdims=True)
+    tied = d['valid'] & (top - zt <= max(tie, 0))
     s = np.where(d['valid'], 1 / (1 + np.exp(-z)), 0.0)
-    below_best = 1 / (1 + np.exp(-top)) - 1e-6 * (top - z)
+    below_best = 1 / (1 + np.exp(-top)) - 1e-6 * (top - zt)
     return np.where(tied, below_best, np.minimum(s, below_best))
 
 
