@@ -59,6 +59,9 @@ pub(crate) struct Ranking {
 
 pub(crate) const KS: [usize; 4] = [1, 3, 5, 10];
 
+/// How many of the candidates made available most often `eval` names.
+pub const MOST_OFTEN_AVAILABLE: usize = 5;
+
 impl Ranking {
     /// Adds one prompt: `needs` are groups of interchangeable candidates; a need is found at
     /// rank k when any of its candidates is among the first k, and counts once in nDCG.
@@ -157,6 +160,31 @@ impl Scored {
             .take_while(move |(_, s)| *s >= threshold)
             .map(|(c, _)| *c)
     }
+}
+
+/// The candidates made available most often at `threshold`, over every scored prompt (labelled
+/// and irrelevance alike), most first (ties in candidate order), at most
+/// [`MOST_OFTEN_AVAILABLE`], each with how many prompts made it available: where a description
+/// written to match every request, or a tool near every prompt, shows up.
+pub(crate) fn most_often_available(
+    scored: &[Scored],
+    threshold: f64,
+    count: usize,
+) -> Vec<(usize, usize)> {
+    let mut times = vec![0usize; count];
+    for p in scored {
+        for c in p.chosen(threshold) {
+            times[c] += 1;
+        }
+    }
+    let mut most: Vec<(usize, usize)> = times
+        .into_iter()
+        .enumerate()
+        .filter(|&(_, n)| n > 0)
+        .collect();
+    most.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    most.truncate(MOST_OFTEN_AVAILABLE);
+    most
 }
 
 /// What the candidates are, for the figures of a selection.
@@ -613,6 +641,21 @@ pub fn evaluate(
     if let Some(exposed) = at_default.irrelevance_exposed_per_prompt() {
         out.insert("irrelevance_exposed_per_prompt".into(), round(exposed));
     }
+    let most = most_often_available(&scored, threshold, cands.len());
+    out.insert(
+        "most_often_available".into(),
+        Value::Array(
+            most.iter()
+                .map(|&(c, n)| {
+                    json!({
+                        "candidate": cands[c].key.as_str(),
+                        "prompts": n,
+                        "share": round(n as f64 / scored.len().max(1) as f64),
+                    })
+                })
+                .collect(),
+        ),
+    );
     let mut everyday = everyday_json(&at_default);
     if reach.needs_prompts > 0 {
         everyday.insert(

@@ -64,6 +64,15 @@ pub fn report(set_dir: &Path, value: &Value) -> String {
         irrelevance_exposed: value
             .get("irrelevance_exposed_per_prompt")
             .and_then(Value::as_f64),
+        most_often_available: value["most_often_available"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|m| {
+                let name = m["candidate"].as_str().unwrap_or_default().to_owned();
+                (name, g(m, "share"))
+            })
+            .collect(),
         need_gate: value.get("need_gate").map(|x| pcd_ui_text::EvalNeedGate {
             auc: g(x, "auc"),
             passed_topical: x.get("passed_topical").and_then(Value::as_f64),

@@ -269,6 +269,49 @@ fn selection_figures_by_hand() {
 }
 
 #[test]
+fn the_candidates_made_available_most_often_are_counted_over_every_prompt() {
+    let prompt = |labelled, top: Vec<(usize, f64)>| Scored {
+        labelled,
+        needs: Vec::new(),
+        has_needs: false,
+        topics: None,
+        kind: None,
+        paraphrase: false,
+        top,
+    };
+    let scored = [
+        prompt(true, vec![(2, 0.9), (0, 0.7), (1, 0.4)]),
+        // An irrelevance prompt counts like any other.
+        prompt(false, vec![(0, 0.8), (2, 0.6)]),
+        prompt(true, vec![(3, 0.65), (0, 0.625)]),
+        prompt(false, Vec::new()),
+    ];
+    // At 0.5: 0 three times, 2 twice, 3 once, 1 never (0.4).
+    assert_eq!(
+        most_often_available(&scored, 0.5, 8),
+        [(0, 3), (2, 2), (3, 1)]
+    );
+    // At 0.625 (inclusive: the third prompt's 0 counts) the irrelevance prompt's 2 falls out,
+    // and 2 and 3, once each, tie: the first candidate goes first.
+    assert_eq!(
+        most_often_available(&scored, 0.625, 8),
+        [(0, 3), (2, 1), (3, 1)]
+    );
+    assert!(most_often_available(&scored, 0.95, 8).is_empty());
+    // At most MOST_OFTEN_AVAILABLE, most first.
+    let many: Vec<Scored> = (0..10)
+        .map(|c| prompt(true, (0..=c).map(|k| (k, 0.9)).collect()))
+        .collect();
+    let most = most_often_available(&many, 0.5, 10);
+    assert_eq!(most.len(), MOST_OFTEN_AVAILABLE);
+    assert_eq!(most[0], (0, 10));
+    assert_eq!(
+        most[MOST_OFTEN_AVAILABLE - 1],
+        (MOST_OFTEN_AVAILABLE - 1, 6)
+    );
+}
+
+#[test]
 fn brier_score_and_reliability_bins_by_hand() {
     let mut r = Reliability::default();
     let scores = [0.0, 0.05, 0.95, 1.0, 0.5];

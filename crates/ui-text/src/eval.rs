@@ -70,6 +70,10 @@ pub struct EvalReport {
     pub irrelevance: Option<(f64, u64)>,
     /// Irrelevance prompts: candidates exposed per prompt, on average.
     pub irrelevance_exposed: Option<f64>,
+    /// The candidates made available most often at the default threshold and cap, most first:
+    /// each one's name and the share of every evaluated prompt (labelled and irrelevance) that
+    /// made it available (empty: nothing was made available).
+    pub most_often_available: Vec<(String, f64)>,
     /// What sessions of prompts leave withheld, when the set has coding-only prompts to draw.
     pub sessions: Option<EvalSessions>,
     /// The same sessions in the `tool-round` cadence: completed tool rounds after each prompt,
@@ -302,6 +306,18 @@ pub fn eval_report(r: &EvalReport) -> String {
     }
     if let Some(exposed) = r.irrelevance_exposed {
         let _ = writeln!(s, "irrelevance prompts: {exposed:.2} exposed per prompt");
+    }
+    if !r.most_often_available.is_empty() {
+        let most: Vec<String> = r
+            .most_often_available
+            .iter()
+            .map(|(name, share)| format!("{} {:.1}%", display_safe(name), 100.0 * share))
+            .collect();
+        let _ = writeln!(
+            s,
+            "made available most often (share of every prompt): {}",
+            most.join(", ")
+        );
     }
     everyday(&mut s, &r.everyday, &r.mode);
     if let Some(g) = &r.need_gate {
@@ -686,6 +702,7 @@ mod tests {
             },
             irrelevance: Some((0.25, 40)),
             irrelevance_exposed: None,
+            most_often_available: Vec::new(),
             sessions: None,
             sessions_tool_round: None,
             need_gate: None,
@@ -788,6 +805,10 @@ mod tests {
             selection: EvalSelection::default(),
             irrelevance: Some((0.5, 52)),
             irrelevance_exposed: Some(0.375),
+            most_often_available: vec![
+                ("mcp__cloudcrate".into(), 0.3),
+                ("ext__evil\u{1b}[2J".into(), 0.05),
+            ],
             need_gate: Some(EvalNeedGate {
                 auc: 0.9375,
                 passed_topical: Some(0.875),
@@ -848,6 +869,8 @@ mod tests {
              of 59",
             "coding-only prompts: 0.25 groups exposed per prompt",
             "near-miss prompts: 1.50 groups exposed per prompt",
+            "made available most often (share of every prompt): mcp__cloudcrate 30.0%, \
+             ext__evil?[2J 5.0%",
             "session withheld",
             "61.3%",
         ] {
