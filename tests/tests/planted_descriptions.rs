@@ -60,6 +60,11 @@ fn planted_set(dir: &Path) {
     let mut tools: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(everyday.join("tools.json")).unwrap())
             .unwrap();
+    // The marker tells the planted apart: nothing of the inventory may carry it.
+    assert!(
+        !serde_json::to_string(&tools).unwrap().contains(PLANTED),
+        "the everyday inventory names {PLANTED}: the planted tools would not be told apart"
+    );
     let plants = planted(&tools);
     for (name, description) in &plants {
         tools.push(json!({
@@ -102,6 +107,8 @@ fn planted_set(dir: &Path) {
     .unwrap();
 }
 
+/// `eval --json` of the set's test half in `mode` (with the model in `model_dir`, else lexically):
+/// the candidates it made available most often with their shares, and the whole output.
 fn most_often(dir: &Path, mode: &str, model_dir: Option<PathBuf>) -> (Vec<(String, f64)>, Value) {
     let args = EvalArgs {
         set: dir.to_owned(),
