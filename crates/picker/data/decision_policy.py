@@ -613,8 +613,8 @@ def tied_scores(d, z, tie, mass=None):
     it: siblings that fit about equally well share the choice, the share above one of them is
     no evidence against it."""
     z = np.where(d['valid'], z, -np.inf)
-    # The logit the tie reads (`z` itself without `mass`).
-    zt = z if mass is None else np.where(d['valid'], z - mass, -np.inf)
+    # The logit the tie reads (`z` itself without `mass`; an invalid candidate stays at -inf).
+    zt = z if mass is None else z - mass
     top = zt.max(axis=1, keepdims=True)
     tied = d['valid'] & (top - zt <= max(tie, 0))
     s = np.where(d['valid'], 1 / (1 + np.exp(-z)), 0.0)
