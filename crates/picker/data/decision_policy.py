@@ -14,7 +14,7 @@ Two questions, each answered from the evidence that answers it:
    prompts are left out (they ask for something outside the code that no tool of the inventory
    does: the candidates answer that, not the gate). The regularisation is chosen by five-fold
    cross-validation (log loss). The training sets' requests (the adapter set's and the example
-   set's prompts, 5,527 requests for invented tools) are "external" examples too, each at
+   set's prompts, 6,901 requests for invented tools) are "external" examples too, each at
    `REQUESTS_WEIGHT` of another's weight (0.1, the default and as shipped, the weight with the
    lowest out-of-fold log loss; 0 leaves them out), in every fold's fit and never scored
    (`BENCHMARKS.md`, "Issue 31: the need gate taught by the training sets' requests, tried", and
@@ -59,7 +59,10 @@ Usage: MODES=tools|mcp python3 decision_policy.py DUMP_DIR [--write]
 are fitted against; ship it with them (the run warns when the shipped gate differs). The shipped
 gate: `MODES=tools HYBRID=1 FACTOR_FUSED=1 ITER=0 GATE_LAMBDA=0.1 START=<the shipped tools
 weights> ... --write` on the dumps of the shipped tools weights (`ITER=0`: no search, the gate
-alone; `GATE_LAMBDA`: the regularisation, `LAMBDAS`).
+alone; `GATE_LAMBDA`: the regularisation, `LAMBDAS`), last on dumps written with the example
+set's fourth round in the query adapter and the example requests (its requests are in
+`requests.jsonl` and the gate's neighbours); both calibrations' weights were fitted before that
+round and kept (`src/semantic.rs` says why).
 With `PARAPHRASE=W` the everyday set's paraphrase slice (prompts sharing no word with their
 tools) is counted once more on its own, W times the set's weight (0: not, as shipped).
 With `MASS=T` the candidate's logit has one more term, the share of the plausible set ranked

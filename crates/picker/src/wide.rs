@@ -1,7 +1,7 @@
 //! The two loops a prompt's adaptation spends its time in, each with a portable version and, on
 //! x86-64, one for the vector units every x86-64 CPU of the last decade has (AVX2, and F16C to
-//! read binary16), chosen at run time. The example requests' pass streams 5,897 vectors of 384
-//! values per prompt text: at single precision that would be 9.1 MB, more than a core's L2 holds,
+//! read binary16), chosen at run time. The example requests' pass streams 7,383 vectors of 384
+//! values per prompt text: at single precision that would be 11.3 MB, more than a core's L2 holds,
 //! so the pass would wait on memory (1,382 of them took about 100 µs a prompt text); kept at half
 //! precision and widened in registers it reads half the bytes.
 //!
