@@ -347,6 +347,50 @@ fn a_tool_asked_for_in_other_words_is_made_available_with_the_model() {
     }
 }
 
+/// `pick --json` shows, with the model, each candidate's semantic evidence beside the lexical
+/// scorer's: a tool asked for in other words has no lexical evidence, and its score is explained
+/// by its cosine and its place in the fused ranking. The lexical scorer alone shows none.
+#[test]
+fn pick_shows_the_semantic_evidence_behind_a_score() {
+    let rows = |v: &Value| -> Vec<Value> {
+        let mut rows = v["available"].as_array().cloned().unwrap_or_default();
+        rows.extend(v["withheld"].as_array().cloned().unwrap_or_default());
+        rows
+    };
+    let lexical = pick("How hot is it in Rome?");
+    assert!(
+        rows(&lexical).iter().all(|r| r.get("semantic").is_none()),
+        "{lexical}"
+    );
+    let Some(dir) = pcd_tests::model_dir() else {
+        return;
+    };
+    let v = pick_with("How hot is it in Rome?", Some(dir));
+    let rows = rows(&v);
+    assert_eq!(rows.len() as u64, v["candidates"].as_u64().unwrap(), "{v}");
+    let mut ranks: Vec<u64> = rows
+        .iter()
+        .map(|r| r["semantic"]["rank"].as_u64().expect("a rank"))
+        .collect();
+    ranks.sort_unstable();
+    assert_eq!(ranks, (1..=rows.len() as u64).collect::<Vec<_>>(), "{v}");
+    let weather = rows
+        .iter()
+        .find(|r| r["name"] == "weather_now")
+        .expect("weather_now");
+    assert_eq!(weather["evidence"]["raw"].as_f64(), Some(0.0), "{weather}");
+    assert_eq!(weather["semantic"]["rank"], 1, "{weather}");
+    let best_other = rows
+        .iter()
+        .filter(|r| r["name"] != "weather_now")
+        .map(|r| r["semantic"]["cosine"].as_f64().unwrap())
+        .fold(f64::NEG_INFINITY, f64::max);
+    assert!(
+        weather["semantic"]["cosine"].as_f64().unwrap() > best_other,
+        "{weather} against {best_other}"
+    );
+}
+
 /// Issue 32: a vector cache the program cannot save is said once, as a safe sentence, by `pick`
 /// and by `eval` alike (the evaluation used to drop the failure), and the run's figures are
 /// still printed. A folder above the cache's is a regular file here, so the save cannot make

@@ -299,6 +299,8 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
     );
     let too_few = set.candidates.len() < decision.minimum_candidates_for(mode) as usize;
     let mut evidence = Vec::new();
+    // With the model: each candidate's cosine, fused evidence and place in the fused ranking.
+    let mut semantic_evidence = Vec::new();
     let mut signal = None;
     // The need gate's answer, when the model read the prompt: how likely it needs anything
     // outside the code at all.
@@ -349,6 +351,18 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
                     prompts.as_deref(),
                     mode,
                 );
+                if let (Some(vectors), Some(prompts), true) = (
+                    vectors.as_deref(),
+                    prompts.as_deref(),
+                    args.json && matches!(out.1, context_decisions::semantic::ScorerUsed::Fused),
+                ) {
+                    semantic_evidence = pcd_picker::semantic::semantic_evidence(
+                        &index.scores(&prompt),
+                        prompts,
+                        vectors,
+                        mode,
+                    );
+                }
                 warnings.extend(model.notes().iter().cloned());
                 warnings.extend(model.save());
                 out
@@ -395,6 +409,13 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
         }
         if let Some(e) = evidence.get(i).filter(|e| !e.is_null()) {
             row["evidence"] = e.clone();
+        }
+        if let Some(e) = semantic_evidence.get(i) {
+            row["semantic"] = json!({
+                "cosine": rounded(e.cosine),
+                "fused": rounded(e.fused),
+                "rank": e.rank,
+            });
         }
         use pcd_ui_text::PickReason;
         let (reason, added) = match outcome {

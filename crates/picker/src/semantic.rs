@@ -1179,6 +1179,23 @@ pub fn scores_from_vectors(
     local_file: bool,
     mode: Mode,
 ) -> Vec<f64> {
+    let (cosines, need) = cosines_and_need(prompts, candidates);
+    fused_scores(
+        &lexical_as_fitted(lexical, mode),
+        &cosines,
+        need,
+        local_file,
+        &FusedCalibration::shipped(mode),
+    )
+}
+
+/// Each candidate's cosine with the prompt's vectors as [`adapted_prompt`] moves them, and the
+/// need gate's logit on the whole prompt: what [`scores_from_vectors`] reads besides the lexical
+/// scores.
+fn cosines_and_need(
+    prompts: &[Vec<f32>],
+    candidates: &[impl AsRef<[f32]>],
+) -> (Vec<f64>, Option<f64>) {
     // The whole prompt's similarities to the example requests, once: the need gate and the
     // adapted prompt both read them.
     let first = prompts
@@ -1195,13 +1212,56 @@ pub fn scores_from_vectors(
             adapted_prompt_from(p, similarities)
         })
         .collect();
-    fused_scores(
-        &lexical_as_fitted(lexical, mode),
-        &cosines(&adapted, candidates),
-        need,
-        local_file,
-        &FusedCalibration::shipped(mode),
-    )
+    (cosines(&adapted, candidates), need)
+}
+
+/// One candidate's semantic evidence for a prompt, as [`scores_from_vectors`] reads it: what
+/// `context-decisions pick --json` shows beside the lexical scorer's evidence, so a score the
+/// lexical evidence does not explain (a prompt in other words than its tool's) can be read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SemanticEvidence {
+    /// Its cosine with the prompt's vectors (the best over the prompt's texts, each moved by the
+    /// query adapter and the example requests), in [-1, 1].
+    pub cosine: f64,
+    /// Its fused evidence ([`FusedCalibration::fused_evidence`]): a share of its lexical score
+    /// as fitted ([`lexical_as_fitted`]) plus the rest of its cosine.
+    pub fused: f64,
+    /// Its place in the fused ranking, 1 the best (ties in candidate order).
+    pub rank: u32,
+}
+
+/// Every candidate's [`SemanticEvidence`], in candidate order, from the same inputs as
+/// [`scores_from_vectors`].
+pub fn semantic_evidence(
+    lexical: &[f64],
+    prompts: &[Vec<f32>],
+    candidates: &[impl AsRef<[f32]>],
+    mode: Mode,
+) -> Vec<SemanticEvidence> {
+    let (cosines, _) = cosines_and_need(prompts, candidates);
+    let lexical = lexical_as_fitted(lexical, mode);
+    let calibration = FusedCalibration::shipped(mode);
+    let fused: Vec<f64> = lexical
+        .iter()
+        .zip(&cosines)
+        .map(|(&l, &c)| calibration.fused_evidence(l, c))
+        .collect();
+    let mut order: Vec<usize> = (0..fused.len()).collect();
+    order.sort_unstable_by(|&a, &b| fused[b].total_cmp(&fused[a]).then(a.cmp(&b)));
+    let mut rank = vec![0u32; fused.len()];
+    for (place, &i) in order.iter().enumerate() {
+        rank[i] = u32::try_from(place + 1).unwrap_or(u32::MAX);
+    }
+    cosines
+        .iter()
+        .zip(fused)
+        .zip(rank)
+        .map(|((&cosine, fused), rank)| SemanticEvidence {
+            cosine,
+            fused,
+            rank,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -1605,6 +1665,44 @@ mod tests {
             assert!((s - e).abs() < 1e-6, "{scores:?} {expected:?}");
         }
         assert!(scores[0] >= scores[1], "{scores:?}");
+    }
+
+    /// The semantic evidence `pick --json` shows is what the scores read: the same cosines, the
+    /// fused evidence of the lexical scores as fitted, and the fused ranking, whose first is the
+    /// best scored.
+    #[test]
+    fn the_semantic_evidence_is_what_the_scores_read() {
+        let (prompt, _) = external_prompt();
+        let a = adapted_prompt(&prompt);
+        let candidates = vec![prompt.clone(), a.clone(), normalised(vec![1.0; 384])];
+        let lexical = [0.0, 0.0, 0.9];
+        let evidence = semantic_evidence(
+            &lexical,
+            std::slice::from_ref(&prompt),
+            &candidates,
+            Mode::Tools,
+        );
+        let fitted = lexical_as_fitted(&lexical, Mode::Tools);
+        let calibration = FusedCalibration::shipped(Mode::Tools);
+        let cosines = [cosine(&a, &prompt), 1.0, cosine(&a, &candidates[2])];
+        for (i, e) in evidence.iter().enumerate() {
+            assert!((e.cosine - cosines[i]).abs() < 1e-6, "{evidence:?}");
+            let fused = calibration.fused_evidence(fitted[i], cosines[i]);
+            assert!((e.fused - fused).abs() < 1e-9, "{evidence:?}");
+        }
+        let mut ranks: Vec<u32> = evidence.iter().map(|e| e.rank).collect();
+        ranks.sort_unstable();
+        assert_eq!(ranks, [1, 2, 3]);
+        for x in &evidence {
+            for y in &evidence {
+                assert_eq!(x.fused > y.fused, x.rank < y.rank, "{evidence:?}");
+            }
+        }
+        let scores = scores_from_vectors(&lexical, &[prompt], &candidates, false, Mode::Tools);
+        let best = (0..3)
+            .max_by(|&i, &j| scores[i].total_cmp(&scores[j]))
+            .unwrap();
+        assert_eq!(evidence[best].rank, 1, "{scores:?} {evidence:?}");
     }
 
     /// A candidate sharing no word with the prompt (lexical score 0) but close to it in meaning
