@@ -686,7 +686,9 @@ const FILE_ENDINGS: &[&str] = &[
 /// decision request carries ([`request::latest_text`](crate::request::latest_text)), then, when
 /// that has more than one [block](crate::text::blocks), its first and its last, or, when it is
 /// one block with something pasted into it, that part
-/// [without the paste](crate::text::without_paste) (the first text is always that whole part).
+/// [without the paste](crate::text::without_paste), or else, when it quotes something, that part
+/// [without what it quotes](crate::text::without_quoted) (the first text is always that whole
+/// part).
 pub fn prompt_texts(prompt: &str) -> Vec<Cow<'_, str>> {
     crate::text::prompt_texts(crate::request::latest_text(prompt))
 }

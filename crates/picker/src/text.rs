@@ -312,10 +312,66 @@ pub fn blocks(prompt: &str) -> Vec<&str> {
     out
 }
 
+/// `text` without its quoted spans (`'…'`, `"…"`, `‘…’`, `“…”`: a quote opening a word, closing
+/// one, three characters or more between them on one line), each left as a space. What a request
+/// quotes is mostly its argument (a title, a note, a search term), and its words can name
+/// another tool's topic: `create a story 'retry webhooks' on the board` is also read as `create
+/// a story on the board`. A second reading, never instead of the whole prompt: the quoted words
+/// are as often what names the tool (`search datasets for 'churn'`), and a candidate keeps its
+/// best over the texts (`BENCHMARKS.md`, "Issue 31: a request read without what it quotes too").
+/// `None` when it has none, or when fewer than two words of two letters would remain.
+pub fn without_quoted(text: &str) -> Option<String> {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let opens = |c: char| matches!(c, '\'' | '"' | '\u{2018}' | '\u{201c}');
+    let closes = |open: char, c: char| match open {
+        '\'' | '\u{2018}' => matches!(c, '\'' | '\u{2019}'),
+        _ => matches!(c, '"' | '\u{201d}'),
+    };
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut from, mut cut) = (0, 0, false);
+    while i < chars.len() {
+        let (at, c) = chars[i];
+        let starts_word =
+            i == 0 || chars[i - 1].1.is_whitespace() || "([{".contains(chars[i - 1].1);
+        if opens(c) && starts_word && chars.get(i + 1).is_some_and(|n| !n.1.is_whitespace()) {
+            // The closing quote: the first that ends a word, on this line.
+            let end = (i + 1..chars.len())
+                .take_while(|&j| chars[j].1 != '\n')
+                .find(|&j| {
+                    closes(c, chars[j].1)
+                        && !chars[j - 1].1.is_whitespace()
+                        && chars
+                            .get(j + 1)
+                            .is_none_or(|n| n.1.is_whitespace() || ".,;:!?)]}".contains(n.1))
+                });
+            if let Some(end) = end.filter(|&end| end - i > 3) {
+                out.push_str(&text[from..at]);
+                out.push(' ');
+                from = chars.get(end + 1).map_or(text.len(), |n| n.0);
+                cut = true;
+                i = end + 1;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    if !cut {
+        return None;
+    }
+    out.push_str(&text[from..]);
+    let out = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    let words = out
+        .split(|c: char| !c.is_alphabetic())
+        .filter(|w| w.chars().nth(1).is_some())
+        .count();
+    (words >= 2).then_some(out)
+}
+
 /// The texts of a prompt read on their own: the prompt itself, then, when it has more than one
 /// [block](blocks), those blocks (the first and the last), or, when it is one block with
-/// something pasted into it, the prompt [without what was pasted](without_paste) (so never more
-/// than three), each with its web addresses read as the pages they name ([`links_as_pages`]).
+/// something pasted into it, the prompt [without what was pasted](without_paste), or else, when
+/// it quotes something, the prompt [without what it quotes](without_quoted) (so never more than
+/// three), each with its web addresses read as the pages they name ([`links_as_pages`]).
 /// The embedded scorer reads them of the part a request carries
 /// ([`crate::embedded::prompt_texts`]).
 pub(crate) fn prompt_texts(prompt: &str) -> Vec<Cow<'_, str>> {
@@ -324,6 +380,8 @@ pub(crate) fn prompt_texts(prompt: &str) -> Vec<Cow<'_, str>> {
     if parts.len() > 1 {
         texts.extend(parts.into_iter().map(Cow::Borrowed));
     } else if let Some(request) = without_paste(prompt) {
+        texts.push(Cow::Owned(request));
+    } else if let Some(request) = without_quoted(prompt) {
         texts.push(Cow::Owned(request));
     }
     texts
@@ -787,6 +845,55 @@ mod tests {
     }
 
     #[test]
+    fn a_request_is_also_read_without_what_it_quotes() {
+        for (prompt, rest) in [
+            (
+                "create a story 'retry webhooks w/ backoff' on the payments board, 3 points",
+                Some("create a story on the payments board, 3 points"),
+            ),
+            ("search datasets for 'churn'", Some("search datasets for")),
+            (
+                "say \"where is the train station\" in spanish",
+                Some("say in spanish"),
+            ),
+            (
+                "file \u{201c}Q3 board pack\u{201d} under \u{2018}finance\u{2019}, thanks",
+                Some("file under , thanks"),
+            ),
+            (
+                "(\"nightly build\") failed again, rerun it",
+                Some("( ) failed again, rerun it"),
+            ),
+            // Contractions and possessives are no quotes; a quote that never closes is no span.
+            ("what's the weather, don't guess", None),
+            ("it's sara's 'birthday list", None),
+            // Two characters are not a span; nor is a quote that does not open a word.
+            ("book the 'XL' ride", None),
+            ("the word ' hello ' alone", None),
+            // Too little left to read.
+            ("'deploy the checkout service now'", None),
+            ("ok 'deploy the checkout service now'", None),
+            ("", None),
+        ] {
+            assert_eq!(without_quoted(prompt).as_deref(), rest, "{prompt}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever is typed, the prompt read without its quoted spans is shorter, and each of
+        /// its words is in the prompt.
+        #[test]
+        fn without_quoted_keeps_the_prompts_words(prompt in "[a-z'\"()., \n\u{201c}\u{201d}]{0,80}") {
+            if let Some(rest) = without_quoted(&prompt) {
+                proptest::prop_assert!(rest.len() < prompt.len());
+                for word in rest.split_whitespace() {
+                    proptest::prop_assert!(prompt.contains(word), "{word:?} of {rest:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn a_prompt_with_nothing_pasted_is_read_whole_only() {
         for prompt in [
             "what's the weather in Porto?",
@@ -802,8 +909,19 @@ mod tests {
             "",
         ] {
             assert_eq!(without_paste(prompt), None, "{prompt}");
-            assert_eq!(prompt_texts(prompt), [prompt]);
+            // Read whole, and, with a quoted span, without it too.
+            match without_quoted(prompt) {
+                Some(rest) => assert_eq!(prompt_texts(prompt), [prompt, rest.as_str()]),
+                None => assert_eq!(prompt_texts(prompt), [prompt]),
+            }
         }
+        assert_eq!(
+            prompt_texts("add 'call the dentist tomorrow' to my list"),
+            [
+                "add 'call the dentist tomorrow' to my list",
+                "add to my list"
+            ]
+        );
         // What remains is not a request: one word, or most of the prompt.
         assert_eq!(
             without_paste("rustc: error[E0499]: cannot borrow `*self` as mutable more than once"),

@@ -4,6 +4,7 @@
 //! - the prompt's texts are one to three, the first what a request carries of it, its web
 //!   addresses read as the pages they name (`text::links_as_pages`);
 //! - the prompt read without a paste is some of its words, in order, and never all of it;
+//! - the prompt read without what it quotes is shorter, and each of its words is in the prompt;
 //! - the lexical scores and the evidence are one per candidate, every score in [0, 1], and the
 //!   scores as the fusion reads them (`lexical_as_fitted`) keep their order and their zeros;
 //! - the fused scores (both modes' shipped calibrations, with cosines and a need gate's logit
@@ -56,6 +57,13 @@ fuzz_target!(|data: &[u8]| {
         for kept in request.split_whitespace() {
             let kept = kept.trim_matches(|c| matches!(c, ':' | ',' | ';' | '-'));
             assert!(words.any(|w| w.contains(kept)), "{kept:?} is not in order");
+        }
+    }
+
+    if let Some(rest) = text::without_quoted(latest) {
+        assert!(rest.len() < latest.len());
+        for word in rest.split_whitespace() {
+            assert!(latest.contains(word), "{word:?} is not in the prompt");
         }
     }
 
