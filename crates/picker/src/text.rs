@@ -894,7 +894,7 @@ mod tests {
     }
 
     #[test]
-    fn a_prompt_with_nothing_pasted_is_read_whole_only() {
+    fn a_prompt_with_nothing_pasted_is_read_whole_and_without_its_quotes() {
         for prompt in [
             "what's the weather in Porto?",
             // An identifier or two, a quote of a word or two: typed, not pasted.
