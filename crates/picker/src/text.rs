@@ -298,13 +298,7 @@ pub fn blocks(prompt: &str) -> Vec<&str> {
     if let Some(s) = start {
         out.push(&prompt[s..]);
     }
-    out.retain(|block| {
-        block
-            .split(|c: char| !c.is_alphabetic())
-            .filter(|word| word.chars().nth(1).is_some())
-            .nth(1)
-            .is_some()
-    });
+    out.retain(|block| has_two_words(block));
     if out.len() > MAX_PROMPT_BLOCKS {
         let keep = MAX_PROMPT_BLOCKS / 2;
         out.drain(keep..out.len() - keep);
@@ -312,8 +306,9 @@ pub fn blocks(prompt: &str) -> Vec<&str> {
     out
 }
 
-/// `text` without its quoted spans (`'…'`, `"…"`, `‘…’`, `“…”`: a quote opening a word, closing
-/// one, three characters or more between them on one line), each left as a space. What a request
+/// `text`'s words without its quoted spans (`'…'`, `"…"`, `‘…’`, `“…”`, as [`quoted_spans`] finds
+/// them, with three characters or more between the quotes on one line; a bracket before the
+/// opening quote and punctuation after the closing one stay), one space between. What a request
 /// quotes is mostly its argument (a title, a note, a search term), and its words can name
 /// another tool's topic: `create a story 'retry webhooks' on the board` is also read as `create
 /// a story on the board`. A second reading, never instead of the whole prompt: the quoted words
@@ -321,50 +316,55 @@ pub fn blocks(prompt: &str) -> Vec<&str> {
 /// best over the texts (`BENCHMARKS.md`, "Issue 31: a request read without what it quotes too").
 /// `None` when it has none, or when fewer than two words of two letters would remain.
 pub fn without_quoted(text: &str) -> Option<String> {
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let opens = |c: char| matches!(c, '\'' | '"' | '\u{2018}' | '\u{201c}');
-    let closes = |open: char, c: char| match open {
-        '\'' | '\u{2018}' => matches!(c, '\'' | '\u{2019}'),
-        _ => matches!(c, '"' | '\u{201d}'),
-    };
-    let mut out = String::with_capacity(text.len());
-    let (mut i, mut from, mut cut) = (0, 0, false);
-    while i < chars.len() {
-        let (at, c) = chars[i];
-        let starts_word =
-            i == 0 || chars[i - 1].1.is_whitespace() || "([{".contains(chars[i - 1].1);
-        if opens(c) && starts_word && chars.get(i + 1).is_some_and(|n| !n.1.is_whitespace()) {
-            // The closing quote: the first that ends a word, on this line.
-            let end = (i + 1..chars.len())
-                .take_while(|&j| chars[j].1 != '\n')
-                .find(|&j| {
-                    closes(c, chars[j].1)
-                        && !chars[j - 1].1.is_whitespace()
-                        && chars
-                            .get(j + 1)
-                            .is_none_or(|n| n.1.is_whitespace() || ".,;:!?)]}".contains(n.1))
-                });
-            if let Some(end) = end.filter(|&end| end - i > 3) {
-                out.push_str(&text[from..at]);
-                out.push(' ');
-                from = chars.get(end + 1).map_or(text.len(), |n| n.0);
-                cut = true;
-                i = end + 1;
-                continue;
-            }
+    let words = words_at(text);
+    let plain: Vec<&str> = words.iter().map(|&(_, w)| w).collect();
+    let mut rest: Vec<&str> = Vec::with_capacity(plain.len());
+    let mut next = 0;
+    for span in quoted_spans(&plain) {
+        // Backticks quote code, which is what the paste reading is for.
+        let (start, end) = (
+            span.inner.0 + words[span.first].0,
+            span.inner.1 + words[span.last].0,
+        );
+        let inner = &text[start..end];
+        if span.quote == '`' || inner.contains('\n') || inner.chars().nth(2).is_none() {
+            continue;
         }
-        i += 1;
+        // A bracket before the opening quote and punctuation after the closing one are the
+        // sentence's, and stay.
+        let (first, last) = (plain[span.first], plain[span.last]);
+        let lead = &first[..span.inner.0 - span.quote.len_utf8()];
+        let close = last[span.inner.1..]
+            .chars()
+            .next()
+            .map_or(0, char::len_utf8);
+        let trail = &last[span.inner.1 + close..];
+        rest.extend(&plain[next..span.first]);
+        rest.extend([lead, trail].into_iter().filter(|p| !p.is_empty()));
+        next = span.last + 1;
     }
-    if !cut {
+    if next == 0 {
         return None;
     }
-    out.push_str(&text[from..]);
-    let out = out.split_whitespace().collect::<Vec<_>>().join(" ");
-    let words = out
-        .split(|c: char| !c.is_alphabetic())
-        .filter(|w| w.chars().nth(1).is_some())
-        .count();
-    (words >= 2).then_some(out)
+    rest.extend(&plain[next..]);
+    let rest = rest.join(" ");
+    has_two_words(&rest).then_some(rest)
+}
+
+/// Whether `text` has at least two words of two letters or more (what a text needs to be read
+/// on its own).
+fn has_two_words(text: &str) -> bool {
+    text.split(|c: char| !c.is_alphabetic())
+        .filter(|word| word.chars().nth(1).is_some())
+        .nth(1)
+        .is_some()
+}
+
+/// `text`'s words (split at whitespace), each with its byte offset in `text`.
+fn words_at(text: &str) -> Vec<(usize, &str)> {
+    text.split_whitespace()
+        .map(|w| (w.as_ptr() as usize - text.as_ptr() as usize, w))
+        .collect()
 }
 
 /// The texts of a prompt read on their own: the prompt itself, then, when it has more than one
@@ -478,19 +478,79 @@ fn page_of(link: &str) -> String {
     }
 }
 
-/// Quotes that open a quoted span, each with the one that closes it.
-const QUOTES: &[(char, char)] = &[
-    ('\'', '\''),
-    ('"', '"'),
-    ('`', '`'),
-    ('\u{201c}', '\u{201d}'),
-    ('\u{2018}', '\u{2019}'),
+/// Quotes that open a quoted span, each with those that close it (a straight quote is closed by
+/// a curly one too, and the other way round, as keyboards and editors mix them).
+const QUOTES: &[(char, &[char])] = &[
+    ('\'', &['\'', '\u{2019}']),
+    ('"', &['"', '\u{201d}']),
+    ('`', &['`']),
+    ('\u{201c}', &['\u{201d}', '"']),
+    ('\u{2018}', &['\u{2019}', '\'']),
 ];
+
+/// A quoted span of a prompt's words, as [`quoted_spans`] finds it.
+struct QuotedSpan {
+    /// The index of its first word (the one the quote opens).
+    first: usize,
+    /// The index of its last word (the one the quote closes; `first` for a one-word span).
+    last: usize,
+    /// The opening quote.
+    quote: char,
+    /// What is between the quotes, in bytes: from this offset in the first word to this offset
+    /// in the last.
+    inner: (usize, usize),
+}
+
+/// The quoted spans among a prompt's `words` (split at whitespace), in order and never
+/// overlapping: from a word that opens with a quote (after any opening bracket) and has more
+/// than the quote, to the first word at most [`MAX_QUOTED_WORDS`] on that ends with a quote
+/// closing it (before any closing punctuation); a one-word span has more than its two quotes.
+/// Contractions and possessives (`don't`, `kids'`) open nothing. The one finder of quoted spans,
+/// for both [`without_paste`] and [`without_quoted`].
+fn quoted_spans(words: &[&str]) -> Vec<QuotedSpan> {
+    let mut spans = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let word = words[i];
+        let opened = word.trim_start_matches(['(', '[', '{']);
+        let lead = word.len() - opened.len();
+        let found = opened.chars().next().and_then(|c| {
+            let &(quote, closes) = QUOTES.iter().find(|&&(open, _)| open == c)?;
+            let after = lead + quote.len_utf8();
+            (after < word.len()).then_some((quote, closes, after))
+        });
+        let Some((quote, closes, after)) = found else {
+            i += 1;
+            continue;
+        };
+        let end = (i..words.len().min(i + MAX_QUOTED_WORDS)).find_map(|j| {
+            let w = words[j].trim_end_matches(is_wrapping_after(closes));
+            let close = w.chars().next_back().filter(|c| closes.contains(c))?;
+            let inner_end = w.len() - close.len_utf8();
+            (j > i || inner_end > after).then_some((j, inner_end))
+        });
+        match end {
+            Some((last, inner_end)) => {
+                spans.push(QuotedSpan {
+                    first: i,
+                    last,
+                    quote,
+                    inner: (after, inner_end),
+                });
+                i = last + 1;
+            }
+            None => i += 1,
+        }
+    }
+    spans
+}
 
 /// Punctuation around a word that says nothing about whether it is code.
 fn is_wrapping(c: char) -> bool {
     matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | '(' | ')')
-        || QUOTES.iter().any(|&(open, close)| c == open || c == close)
+        || QUOTES
+            .iter()
+            .any(|&(open, closes)| c == open || closes.contains(&c))
 }
 
 /// Whether a word of a prompt looks pasted rather than typed: an identifier, a path, a call, a
@@ -528,10 +588,7 @@ const MAX_QUOTED_WORDS: usize = 64;
 /// when nothing was pasted, when fewer than two words of two letters remain, or when what remains
 /// is most of the prompt (more than three quarters of it).
 pub fn without_paste(text: &str) -> Option<String> {
-    let words: Vec<(usize, &str)> = text
-        .split_whitespace()
-        .map(|w| (w.as_ptr() as usize - text.as_ptr() as usize, w))
-        .collect();
+    let words = words_at(text);
     if words.len() < 4 {
         return None;
     }
@@ -564,28 +621,12 @@ pub fn without_paste(text: &str) -> Option<String> {
     }
     let mut pasted = vec![false; words.len()];
     // Quoted spans of three words or more, one of them like code.
-    let mut i = 0;
-    while i < words.len() {
-        let closer = words[i]
-            .1
-            .chars()
-            .next()
-            .and_then(|c| QUOTES.iter().find(|&&(open, _)| open == c))
-            .map(|&(_, close)| close);
-        // The first word that closes the quote (the opening one too, when it is more than the
-        // quote), and a span only when that makes three words or more.
-        let end = closer.and_then(|close| {
-            (i..words.len().min(i + MAX_QUOTED_WORDS)).find(|&j| {
-                let word = words[j].1.trim_end_matches(is_wrapping_after(close));
-                word.ends_with(close) && (j > i || word.chars().nth(1).is_some())
-            })
-        });
-        match end {
-            Some(j) if j >= i + 2 && code_before[j + 1] > code_before[i] => {
-                pasted[i..=j].iter_mut().for_each(|p| *p = true);
-                i = j + 1;
-            }
-            _ => i += 1,
+    let plain: Vec<&str> = words.iter().map(|&(_, w)| w).collect();
+    for span in quoted_spans(&plain) {
+        if span.last >= span.first + 2 && code_before[span.last + 1] > code_before[span.first] {
+            pasted[span.first..=span.last]
+                .iter_mut()
+                .for_each(|p| *p = true);
         }
     }
     // What a colon or a question mark introduces, when it looks pasted: the rest of its line, or
@@ -625,16 +666,14 @@ pub fn without_paste(text: &str) -> Option<String> {
         .collect::<Vec<_>>()
         .join(" ");
     let kept = kept.trim_matches(|c: char| matches!(c, ':' | ',' | ';' | '-' | '\u{2014}' | ' '));
-    let typed = kept
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 2)
-        .count();
-    (typed >= 2 && 4 * kept.len() <= 3 * text.trim().len()).then(|| kept.to_owned())
+    (has_two_words(kept) && 4 * kept.len() <= 3 * text.trim().len()).then(|| kept.to_owned())
 }
 
-/// Punctuation that may follow a closing quote (`'…',` or `"…")`).
-fn is_wrapping_after(close: char) -> impl Fn(char) -> bool {
-    move |c| c != close && matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | ')')
+/// Punctuation that may follow a closing quote (`'…',` or `"…")`), other than those quotes.
+fn is_wrapping_after(closes: &[char]) -> impl Fn(char) -> bool + '_ {
+    move |c| {
+        !closes.contains(&c) && matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | ')' | ']' | '}')
+    }
 }
 
 #[cfg(test)]
@@ -829,6 +868,12 @@ mod tests {
             .as_deref(),
             Some("why does the export fail on big files")
         );
+        // A paste quoted with a straight quote and closed by a curly one.
+        assert_eq!(
+            without_paste("google this for me 'cannot find module ./config.json\u{2019} please")
+                .as_deref(),
+            Some("google this for me please")
+        );
         // The prompt's texts: the prompt whole, then the request alone.
         let prompt = "search online for \"error[E0502]: cannot borrow `self.items` as mutable\"";
         assert_eq!(prompt_texts(prompt), [prompt, "search online for"]);
@@ -863,6 +908,11 @@ mod tests {
             (
                 "(\"nightly build\") failed again, rerun it",
                 Some("( ) failed again, rerun it"),
+            ),
+            // Straight and curly quotes mixed, as editors mix them.
+            (
+                "note \u{201c}ship it friday\" and 'call the vet\u{2019} for me",
+                Some("note and for me"),
             ),
             // Contractions and possessives are no quotes; a quote that never closes is no span.
             ("what's the weather, don't guess", None),
