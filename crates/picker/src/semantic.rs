@@ -23,7 +23,12 @@ pub trait TextEmbedder {
 }
 
 /// Writes a tool name as words: `mcp__dev_radius__page_oncall` -> `dev radius page oncall`,
-/// `getWeatherNow` -> `get weather now`. The `mcp` prefix of Pi's direct MCP tools is dropped.
+/// `getWeatherNow` -> `get weather now`. The `mcp` prefix of Pi's direct MCP tools is dropped,
+/// and so is a word of digits alone (`find_events_2` -> `find events`): a counter or a version
+/// that tells copies of a tool apart says nothing about what it does, and embedded it pulls each
+/// copy's vector its own way (the lexical scorer never reads such a word either). A word with a
+/// letter in it (`s3`, `oauth2`) is kept (`BENCHMARKS.md`, "Issue 31: a tool's name read without
+/// its numbers").
 pub fn name_words(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 8);
     let mut previous: Option<char> = None;
@@ -39,8 +44,12 @@ pub fn name_words(name: &str) -> String {
         }
         previous = Some(c);
     }
-    let trimmed = out.trim_end();
-    trimmed.strip_prefix("mcp ").unwrap_or(trimmed).to_owned()
+    let words: Vec<&str> = out
+        .split(' ')
+        .filter(|w| !w.is_empty() && !w.bytes().all(|b| b.is_ascii_digit()))
+        .collect();
+    let joined = words.join(" ");
+    joined.strip_prefix("mcp ").unwrap_or(&joined).to_owned()
 }
 
 /// The text of a candidate that is embedded: exactly what its decision request carries. A tool:
@@ -2229,6 +2238,11 @@ mod tests {
         assert_eq!(name_words("web_fetch"), "web fetch");
         assert_eq!(name_words("ChaFod"), "cha fod");
         assert_eq!(name_words("HTTPServer"), "httpserver");
+        // A word of digits alone is no word of what the tool does; one with a letter is.
+        assert_eq!(name_words("Events_3_FindEvents_619"), "events find events");
+        assert_eq!(name_words("s3_put_object_v2"), "s3 put object v2");
+        assert_eq!(name_words("mcp__db_2__query"), "db query");
+        assert_eq!(name_words("404"), "");
         assert_eq!(name_words(""), "");
     }
 
