@@ -344,28 +344,18 @@ pub fn run(args: &PickArgs) -> Result<String, String> {
                     .as_ref()
                     .and_then(|p| p.first())
                     .and_then(|p| pcd_picker::semantic::need_probability(p));
-                let out = context_decisions::semantic::scores_with_prompt(
-                    &index,
-                    Some(model).zip(vectors.as_deref()),
-                    &prompt,
-                    prompts.as_deref(),
-                    mode,
-                );
-                if let (Some(vectors), Some(prompts), true) = (
-                    vectors.as_deref(),
-                    prompts.as_deref(),
-                    args.json && matches!(out.1, context_decisions::semantic::ScorerUsed::Fused),
-                ) {
-                    semantic_evidence = pcd_picker::semantic::semantic_evidence(
-                        &index.scores(&prompt),
-                        prompts,
-                        vectors,
+                let (scores, used, explained) =
+                    context_decisions::semantic::scores_and_evidence_with_prompt(
+                        &index,
+                        Some(model).zip(vectors.as_deref()),
+                        &prompt,
+                        prompts.as_deref(),
                         mode,
                     );
-                }
+                semantic_evidence = explained;
                 warnings.extend(model.notes().iter().cloned());
                 warnings.extend(model.save());
-                out
+                (scores, used)
             }
             Err(reason) => (
                 index.scores(&prompt),

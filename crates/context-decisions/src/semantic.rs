@@ -443,26 +443,50 @@ pub fn scores_with_prompt(
     prompts: Option<&[Vec<f32>]>,
     mode: Mode,
 ) -> (Vec<f64>, ScorerUsed) {
+    let (scores, used, ()) = scored(index, semantic, prompt, prompts, |l, p, v, file| {
+        (semantic::scores_from_vectors(l, p, v, file, mode), ())
+    });
+    (scores, used)
+}
+
+/// [`scores_with_prompt`], with each candidate's semantic evidence (in candidate order) when the
+/// scores are fused, and none when they are lexical: what `pick --json` shows, read from the
+/// same vectors as the scores.
+pub fn scores_and_evidence_with_prompt(
+    index: &EmbeddedIndex,
+    semantic: Option<(&Semantic, &[Vec<f32>])>,
+    prompt: &str,
+    prompts: Option<&[Vec<f32>]>,
+    mode: Mode,
+) -> (Vec<f64>, ScorerUsed, Vec<semantic::SemanticEvidence>) {
+    scored(index, semantic, prompt, prompts, |l, p, v, file| {
+        semantic::scores_and_evidence(l, p, v, file, mode)
+    })
+}
+
+/// The lexical scores of `prompt`, fused by `fuse` (lexical scores, the prompt's vectors, the
+/// candidates' vectors, whether the prompt names a file) when the model and the prompt's vectors
+/// are there; else the lexical scores, with why, and `E`'s default.
+fn scored<E: Default>(
+    index: &EmbeddedIndex,
+    semantic: Option<(&Semantic, &[Vec<f32>])>,
+    prompt: &str,
+    prompts: Option<&[Vec<f32>]>,
+    fuse: impl FnOnce(&[f64], &[Vec<f32>], &[Vec<f32>], bool) -> (Vec<f64>, E),
+) -> (Vec<f64>, ScorerUsed, E) {
     let lexical = index.scores(prompt);
     let Some((_, vectors)) = semantic else {
-        return (lexical, ScorerUsed::Lexical(String::new()));
+        return (lexical, ScorerUsed::Lexical(String::new()), E::default());
     };
     let Some(prompts) = prompts else {
         return (
             lexical,
             ScorerUsed::Lexical(pcd_ui_text::SEMANTIC_PROMPT_FAILED.to_owned()),
+            E::default(),
         );
     };
-    (
-        semantic::scores_from_vectors(
-            &lexical,
-            prompts,
-            vectors,
-            embedded::names_a_file(prompt),
-            mode,
-        ),
-        ScorerUsed::Fused,
-    )
+    let (scores, extra) = fuse(&lexical, prompts, vectors, embedded::names_a_file(prompt));
+    (scores, ScorerUsed::Fused, extra)
 }
 
 #[cfg(test)]

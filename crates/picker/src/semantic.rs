@@ -1116,9 +1116,7 @@ pub fn fused_scores(
     if log_rank != 0.0 {
         // Down the fused ranking (ties in candidate order), each rank lowers the logit more:
         // the order stays the fused ranking's.
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_unstable_by(|&a, &b| fused[b].total_cmp(&fused[a]).then(a.cmp(&b)));
-        for (rank, &i) in order.iter().enumerate() {
+        for (rank, i) in fused_order(&fused).into_iter().enumerate() {
             z[i] = finite(z[i] + log_rank * (1.0 + rank as f64).ln());
         }
     }
@@ -1239,29 +1237,32 @@ pub struct SemanticEvidence {
     pub rank: u32,
 }
 
-/// Every candidate's [`SemanticEvidence`], in candidate order, from the same inputs as
+/// [`scores_from_vectors`]' scores, and every candidate's [`SemanticEvidence`] in candidate
+/// order, from one reading of the same inputs: what `context-decisions pick --json` shows. The
+/// evidence costs one sort of the candidates more, so the hosts that only score call
 /// [`scores_from_vectors`].
-pub fn semantic_evidence(
+pub fn scores_and_evidence(
     lexical: &[f64],
     prompts: &[Vec<f32>],
     candidates: &[impl AsRef<[f32]>],
+    local_file: bool,
     mode: Mode,
-) -> Vec<SemanticEvidence> {
-    let (cosines, _) = cosines_and_need(prompts, candidates);
+) -> (Vec<f64>, Vec<SemanticEvidence>) {
+    let (cosines, need) = cosines_and_need(prompts, candidates);
     let lexical = lexical_as_fitted(lexical, mode);
     let calibration = FusedCalibration::shipped(mode);
+    let scores = fused_scores(&lexical, &cosines, need, local_file, &calibration);
+    let fuse = calibration.fusion();
     let fused: Vec<f64> = lexical
         .iter()
         .zip(&cosines)
-        .map(|(&l, &c)| calibration.fused_evidence(l, c))
+        .map(|(&l, &c)| fuse(l, c))
         .collect();
-    let mut order: Vec<usize> = (0..fused.len()).collect();
-    order.sort_unstable_by(|&a, &b| fused[b].total_cmp(&fused[a]).then(a.cmp(&b)));
     let mut rank = vec![0u32; fused.len()];
-    for (place, &i) in order.iter().enumerate() {
+    for (place, i) in fused_order(&fused).into_iter().enumerate() {
         rank[i] = u32::try_from(place + 1).unwrap_or(u32::MAX);
     }
-    cosines
+    let evidence = cosines
         .iter()
         .zip(fused)
         .zip(rank)
@@ -1270,7 +1271,15 @@ pub fn semantic_evidence(
             fused,
             rank,
         })
-        .collect()
+        .collect();
+    (scores, evidence)
+}
+
+/// The candidates' indices down the fused ranking: best first, ties in candidate order.
+fn fused_order(fused: &[f64]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..fused.len()).collect();
+    order.sort_unstable_by(|&a, &b| fused[b].total_cmp(&fused[a]).then(a.cmp(&b)));
+    order
 }
 
 #[cfg(test)]
@@ -1685,10 +1694,11 @@ mod tests {
         let a = adapted_prompt(&prompt);
         let candidates = vec![prompt.clone(), a.clone(), normalised(vec![1.0; 384])];
         let lexical = [0.0, 0.0, 0.9];
-        let evidence = semantic_evidence(
+        let (scores, evidence) = scores_and_evidence(
             &lexical,
             std::slice::from_ref(&prompt),
             &candidates,
+            false,
             Mode::Tools,
         );
         let fitted = lexical_as_fitted(&lexical, Mode::Tools);
@@ -1707,7 +1717,11 @@ mod tests {
                 assert_eq!(x.fused > y.fused, x.rank < y.rank, "{evidence:?}");
             }
         }
-        let scores = scores_from_vectors(&lexical, &[prompt], &candidates, false, Mode::Tools);
+        // The scores are those the hosts that only score get.
+        assert_eq!(
+            scores,
+            scores_from_vectors(&lexical, &[prompt], &candidates, false, Mode::Tools)
+        );
         let best = (0..3)
             .max_by(|&i, &j| scores[i].total_cmp(&scores[j]))
             .unwrap();
